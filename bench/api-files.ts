@@ -1,0 +1,177 @@
+// GET /files/{id} and GET /files?limit=20 of mediad (100,000 files seeded) against a bare
+// Fastify HTTPS route with the same certificate and a body of the same shape, all measured
+// with wrk in one run on loopback. Run: npm run bench:api  (add --profile for a CPU profile).
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { newId } from '../src/ids.js';
+import { fileBlobKey } from '../src/storage/keys.js';
+import {
+  createKeyCli, fmt, freePort, mediadEnv, removeDir, request, startMediad, startRole, summarizeProfile, table, tempDataDir, verdict, wrk, writeResults,
+} from './lib.js';
+
+const SCRIPT = fileURLToPath(import.meta.url);
+const FILES = 100_000;
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
+const TARGET_RATIO = 0.6;
+const TARGET_LIST_P99_MS = 20;
+
+/** The competitor: Fastify over HTTPS, one route, a fixed object serialised per request. */
+async function bareServer(tlsDir: string, bodyFile: string): Promise<void> {
+  const { default: Fastify } = await import('fastify');
+  const [cert, key, body] = await Promise.all([
+    readFile(path.join(tlsDir, 'server.crt'), 'utf8'), readFile(path.join(tlsDir, 'server.key'), 'utf8'), readFile(bodyFile, 'utf8'),
+  ]);
+  const payload = JSON.parse(body) as unknown;
+  const app = Fastify({ https: { cert, key }, logger: false });
+  app.get('/bare', async () => payload);
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  process.stdout.write(`READY ${(app.server.address() as { port: number }).port}\n`);
+  process.once('SIGTERM', () => void app.close().then(() => process.exit(0)));
+}
+
+const KINDS = [
+  { kind: 'image', format: 'jpeg', type: 'image/jpeg', ext: 'jpg', w: 4000, h: 3000, d: null },
+  { kind: 'image', format: 'png', type: 'image/png', ext: 'png', w: 1200, h: 800, d: null },
+  { kind: 'image', format: 'webp', type: 'image/webp', ext: 'webp', w: 1920, h: 1080, d: null },
+  { kind: 'video', format: 'mp4', type: 'video/mp4', ext: 'mp4', w: 1920, h: 1080, d: 93.44 },
+  { kind: 'audio', format: 'mp3', type: 'audio/mpeg', ext: 'mp3', w: null, h: null, d: 215.3 },
+] as const;
+const FOLDERS = ['', 'uploads', 'uploads/2024/06', 'products/shoes', 'marketing/campaign-summer'];
+
+/** 100,000 media + files rows and their exact counters, straight into SQLite in one transaction. */
+function seed(dbFile: string, projectId: string): { sampleId: string; ms: number } {
+  const started = performance.now();
+  const db = new Database(dbFile);
+  db.pragma('journal_mode = WAL');
+  // Columns are taken from the live schema, so the seed follows migrations that add nullable columns.
+  const insert = (table: string, sample: Record<string, unknown>) => {
+    const have = new Set((db.prepare(`pragma table_info(${table})`).all() as { name: string }[]).map((c) => c.name));
+    const cols = Object.keys(sample).filter((c) => have.has(c));
+    const stmt = db.prepare(`insert into ${table} (${cols.join(', ')}) values (${cols.map(() => '?').join(', ')})`);
+    return (row: Record<string, unknown>) => stmt.run(...cols.map((c) => row[c]));
+  };
+  const mediaRow = (i: number, id: string, k: (typeof KINDS)[number], created: string) => ({
+    id, project_id: projectId, kind: k.kind, title: `Asset ${i}`, alt: null, width: k.w, height: k.h, duration: k.d,
+    background: `#${(((i * 2654435761) >>> 8) & 0xffffff).toString(16).padStart(6, '0')}`, metadata: '{}', created, updated: created,
+  });
+  const fileRow = (i: number, id: string, mediaId: string, k: (typeof KINDS)[number], created: string) => ({
+    id, project_id: projectId, media_id: mediaId, kind: k.kind, format: k.format, type: k.type, width: k.w, height: k.h, duration: k.d,
+    filesize: 50_000 + ((i * 7919) % 9_000_000), folder: FOLDERS[i % FOLDERS.length], filename: `asset-${String(i).padStart(6, '0')}.${k.ext}`,
+    ref: 'original', metadata: i % 3 === 0 ? JSON.stringify({ source: 'import', batch: i % 50, tags: ['catalog', 'summer'] }) : '{}',
+    status: 'ready', blob_key: fileBlobKey(projectId, id),
+    probe: JSON.stringify({ kind: k.kind, format: k.format, extension: k.ext, mime: k.type, width: k.w ?? undefined, height: k.h ?? undefined, duration: k.d ?? undefined, hasVideo: k.kind === 'video', hasAudio: k.kind !== 'image' }),
+    created, updated: created,
+  });
+  const k0 = KINDS[0];
+  const media = insert('media', mediaRow(0, 'med_x', k0, ''));
+  const file = insert('files', fileRow(0, 'file_x', 'med_x', k0, ''));
+  const counter = db.prepare(`insert into counters (project_id, resource, count) values (?, ?, ?)
+    on conflict (project_id, resource) do update set count = excluded.count`);
+  const start = Date.parse('2024-01-01T00:00:00.000Z');
+  let sampleId = '';
+  db.transaction(() => {
+    for (let i = 0; i < FILES; i++) {
+      const k = KINDS[i % KINDS.length]!;
+      const created = new Date(start + i * 311_000 + (i % 997)).toISOString();
+      const mediaId = newId('media');
+      const fileId = newId('file');
+      if (i === FILES / 2) sampleId = fileId;
+      media(mediaRow(i, mediaId, k, created));
+      file(fileRow(i, fileId, mediaId, k, created));
+    }
+    counter.run(projectId, 'files', FILES);
+    counter.run(projectId, 'media', FILES);
+  })();
+  const count = (db.prepare('select count(*) as n from files where project_id = ?').get(projectId) as { n: number }).n;
+  db.close();
+  if (count !== FILES) throw new Error(`seeded ${count} files, expected ${FILES}`);
+  return { sampleId, ms: performance.now() - started };
+}
+
+async function main(): Promise<void> {
+  const profile = process.argv.includes('--profile');
+  const dataDir = await tempDataDir('api');
+  const port = await freePort();
+  const env = mediadEnv(dataDir, port);
+  const children: { stop(): Promise<void> }[] = [];
+  try {
+    const key = await createKeyCli(env);
+    const seeded = seed(path.join(dataDir, 'mediad.db'), key.project_id);
+    console.log(`seeded ${FILES} files in ${fmt(seeded.ms / 1000, 2)} s`);
+    const profDir = path.join(dataDir, 'prof');
+    const mediad = await startMediad(env, profile ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []);
+    children.push(mediad);
+    const auth = { Authorization: `Bearer ${key.key}` };
+
+    const one = await request(`${mediad.url}/files/${seeded.sampleId}`, { headers: auth, ca: mediad.ca });
+    const list = await request(`${mediad.url}/files?limit=20`, { headers: auth, ca: mediad.ca });
+    if (one.status !== 200 || list.status !== 200) throw new Error(`mediad answered ${one.status}/${list.status}: ${one.body.slice(0, 300)}`);
+    const listTotal = (JSON.parse(list.body) as { meta: { total: number } }).meta.total;
+    if (listTotal !== FILES) throw new Error(`GET /files total is ${listTotal}, expected ${FILES}`);
+    const bodyFile = path.join(dataDir, 'bare-body.json');
+    await writeFile(bodyFile, one.body);
+    const bare = await startRole(SCRIPT, 'bare', [path.join(dataDir, 'tls'), bodyFile]);
+    children.push(bare);
+    const bareUrl = `https://127.0.0.1:${bare.port}/bare`;
+    const bareReply = await request(bareUrl, { ca: mediad.ca });
+    console.log(`bodies: GET /files/{id} ${one.body.length} B, GET /files?limit=20 ${list.body.length} B, bare ${bareReply.body.length} B`);
+
+    const cases = [
+      { name: '(a) mediad GET /files/{id}', url: `${mediad.url}/files/${seeded.sampleId}` },
+      { name: '(b) mediad GET /files?limit=20', url: `${mediad.url}/files?limit=20` },
+      { name: '(c) bare Fastify HTTPS route', url: bareUrl },
+    ];
+    const results = [];
+    for (const c of cases) {
+      // BENCH_ONLY=b (say) measures one case only, e.g. to profile it alone; the table then shows zeros for the others.
+      if (process.env.BENCH_ONLY && !c.name.startsWith(`(${process.env.BENCH_ONLY})`)) {
+        results.push({ ...c, rps: 0, p50Ms: 0, p99Ms: 0, requests: 0, errors: 'skipped' });
+        continue;
+      }
+      console.log(`wrk ${c.name}: 3 s warm-up, ${SECONDS} s measured`);
+      const r = await wrk(c.url, auth, SECONDS);
+      if (r.errors) console.log(`  wrk reported: ${r.errors}`);
+      results.push({ ...c, rps: r.rps, p50Ms: r.p50Ms, p99Ms: r.p99Ms, requests: r.requests, errors: r.errors });
+    }
+    const [a, b, c] = results as [typeof results[0], typeof results[0], typeof results[0]];
+    const ratio = a.requests && c.requests ? a.rps / c.rps : null; // null: a case was skipped (BENCH_ONLY)
+    const ratioOk = ratio === null ? null : ratio >= TARGET_RATIO;
+    const p99Ok = b.requests ? b.p99Ms < TARGET_LIST_P99_MS : null;
+    const judge = (ok: boolean | null) => (ok === null ? 'n/a' : verdict(ok));
+
+    let prof: Awaited<ReturnType<typeof summarizeProfile>> | null = null;
+    if (profile) {
+      await mediad.stop();
+      prof = await summarizeProfile(profDir);
+    }
+    console.log(`\nmediad API vs bare Fastify (wrk -t2 -c64 -d${SECONDS}s, HTTPS keep-alive, ${FILES} files seeded)\n`);
+    console.log(table(['case', 'req/s', 'p50 ms', 'p99 ms'], results.map((r) => [r.name, fmt(r.rps, 0), fmt(r.p50Ms, 2), fmt(r.p99Ms, 2)])));
+    console.log(`\nratio (a)/(c) req/s  ${ratio === null ? '-' : fmt(ratio, 3)}   target >= ${TARGET_RATIO}   ${judge(ratioOk)}`);
+    console.log(`list p99            ${fmt(b.p99Ms, 2)} ms   target < ${TARGET_LIST_P99_MS} ms   ${judge(p99Ok)}`);
+    if (prof) {
+      console.log(`\nCPU profile of mediad (${prof.file}), busy self time ${fmt(prof.totalMs / 1000, 1)} s (warm-ups included):`);
+      console.log(table(['area', 'ms', '%'], prof.areas.map(([k, v]) => [k, fmt(v, 0), fmt((100 * v) / prof!.totalMs, 1)])));
+      console.log('');
+      console.log(table(['function (self)', 'ms', '%'], prof.functions.map(([k, v]) => [k.slice(0, 110), fmt(v, 0), fmt((100 * v) / prof!.totalMs, 1)])));
+      console.log('');
+      console.log(table(['src/ function (inclusive)', 'ms', '%'], prof.inclusive.map(([k, v]) => [k.slice(0, 110), fmt(v, 0), fmt((100 * v) / prof!.totalMs, 1)])));
+    }
+    // A profiled run is slower: its figures go to their own file, the plain run's stay comparable.
+    const file = await writeResults(profile ? `api-files-profile${process.env.BENCH_ONLY ? `-${process.env.BENCH_ONLY}` : ''}` : 'api-files', {
+      date: new Date().toISOString(), node: process.version, cpus: 2, seededFiles: FILES, seedMs: Math.round(seeded.ms), wrk: `-t2 -c64 -d${SECONDS}s --latency`,
+      bodyBytes: { one: one.body.length, list: list.body.length, bare: bareReply.body.length },
+      results, ratio, targets: { ratio: TARGET_RATIO, listP99Ms: TARGET_LIST_P99_MS }, pass: { ratio: ratioOk, listP99: p99Ok },
+      profile: prof && { totalMs: prof.totalMs, areas: prof.areas, functions: prof.functions, inclusive: prof.inclusive },
+    });
+    console.log(`\nJSON summary: ${path.relative(process.cwd(), file)}`);
+  } finally {
+    for (const c of children.reverse()) await c.stop();
+    if (process.env.BENCH_KEEP_DATA) console.log(`data dir kept: ${dataDir}`);
+    else await removeDir(dataDir);
+  }
+}
+
+if (process.argv[2] === '--child') await bareServer(process.argv[4]!, process.argv[5]!);
+else await main();

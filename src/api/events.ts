@@ -1,0 +1,31 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { Deps } from '../deps.js';
+import { EVENT_TYPES } from '../db/queries/events.js';
+import { listBody, objectBody } from '../http/envelope.js';
+import { IdParams, errorResponses, listEnvelope, objectEnvelope, pageQuery } from '../http/schemas.js';
+import { getEvent, listEvents } from '../services/events.js';
+
+const EventSchema = Type.Object({
+  id: Type.String(),
+  object: Type.Literal('event'),
+  type: Type.String(),
+  // The resource as the API showed it when the event happened.
+  data: Type.Record(Type.String(), Type.Unknown()),
+  created: Type.String(),
+});
+
+const EventQuery = pageQuery(20, { type: Type.Optional(Type.Enum([...EVENT_TYPES])) });
+
+/** The project's event log: what webhooks deliver, readable after the fact. */
+export const eventsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  const base = `${deps.config.publicUrl}/events`;
+
+  app.get('/events', { schema: { querystring: EventQuery, response: { 200: listEnvelope(EventSchema), ...errorResponses } } }, async (req) => {
+    const { page, limit, type } = req.query as { page: number; limit: number; type?: string };
+    return listBody(req, base, await listEvents(deps, req.auth!, page, limit, { type }), type ? { type } : {});
+  });
+
+  app.get('/events/:id', { schema: { params: IdParams, response: { 200: objectEnvelope(EventSchema), ...errorResponses } } }, async (req) =>
+    objectBody(req, await getEvent(deps, req.auth!, req.params.id), { self: `${base}/${req.params.id}`, parent: base }));
+};

@@ -1,0 +1,46 @@
+import { Type } from 'typebox';
+import { Metadata, Nullable } from '../http/schemas.js';
+
+const Ref = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_.-]+$' });
+export const FolderField = Type.String({ maxLength: 255 });
+export const FilenameField = Type.String({ minLength: 1, maxLength: 255 });
+
+const fileFields = {
+  id: Type.String(),
+  object: Type.Literal('source'),
+  kind: Type.String(),
+  format: Type.Optional(Type.String()),
+  type: Type.String(),
+  width: Type.Optional(Type.Integer()),
+  height: Type.Optional(Type.Integer()),
+  duration: Type.Optional(Type.Number()),
+  filesize: Type.Integer(),
+  folder: Type.String(),
+  filename: Type.String(),
+  url: Type.String(),
+  ref: Nullable(Type.String()),
+  created: Type.String(),
+  updated: Type.String(),
+};
+
+export const FileSchema = Type.Object({ ...fileFields, media_id: Type.String(), metadata: Metadata, status: Type.String() });
+export const EmbeddedFileSchema = Type.Object(fileFields);
+
+export const CreateFileBody = Type.Object(
+  {
+    url: Type.String({ format: 'uri', maxLength: 4096 }),
+    media_id: Type.Optional(Type.String({ maxLength: 64 })),
+    folder: Type.Optional(FolderField),
+    filename: Type.Optional(FilenameField),
+    ref: Type.Optional(Ref),
+    metadata: Type.Optional(Metadata),
+  },
+  { additionalProperties: false },
+);
+
+export const PatchFileBody = Type.Object(
+  { folder: Type.Optional(FolderField), filename: Type.Optional(FilenameField), ref: Type.Optional(Nullable(Ref)), metadata: Type.Optional(Metadata) },
+  { additionalProperties: false },
+);
+
+export const DeletedSchema = Type.Object({ id: Type.String(), object: Type.String(), deleted: Type.Boolean(), message: Type.String() });

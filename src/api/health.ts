@@ -1,0 +1,19 @@
+import { sql } from 'kysely';
+import type { FastifyInstance } from 'fastify';
+import type { Deps } from '../deps.js';
+import { AppError } from '../errors.js';
+import { objectBody } from '../http/envelope.js';
+
+/** GET /health: 200 once the database answers and storage is writable; no key needed. */
+export async function healthRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+  const links = { self: `${deps.config.publicUrl}/health`, parent: deps.config.publicUrl };
+  app.get('/health', async (req) => {
+    try {
+      await sql`select 1`.execute(deps.db);
+      await deps.blobs.checkWritable();
+    } catch (err) {
+      throw new AppError('service_unavailable', 'mediad is not ready: the database or storage does not answer', { cause: err });
+    }
+    return objectBody(req, { status: 'ok' }, links);
+  });
+}

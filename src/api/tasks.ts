@@ -1,0 +1,77 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { Deps } from '../deps.js';
+import { listBody, objectBody } from '../http/envelope.js';
+import { IdParams, ListLinks, ListMeta, ObjectLinks, ObjectMeta, errorResponses, pageQuery } from '../http/schemas.js';
+import { TASK_KINDS } from '../kinds/types.js';
+import { cancelTask, createTask, getTask, listTasks, type TaskRequest } from '../services/tasks.js';
+
+const FreeObject = Type.Record(Type.String(), Type.Unknown());
+const TaskSchema = Type.Object({
+  id: Type.String(),
+  object: Type.Literal('task'),
+  kind: Type.String(),
+  input: Type.Union([FreeObject, Type.Null()]),
+  options: FreeObject,
+  output: Type.Union([FreeObject, Type.Null()]),
+  status: Type.String(),
+  progress: Type.Integer(),
+  error: Type.Optional(Type.Object({ code: Type.String(), message: Type.String() })),
+  attempts: Type.Integer(),
+  parent_id: Type.Optional(Type.String()),
+  automation_id: Type.Optional(Type.String()),
+  results: Type.Optional(FreeObject),
+  workflow: Type.Optional(Type.Array(Type.Object({ id: Type.String(), object: Type.Literal('task'), kind: Type.String(), status: Type.String(), output_file_id: Type.Union([Type.String(), Type.Null()]) }))),
+  webhook_url: Type.Optional(Type.String()),
+  created: Type.String(),
+  updated: Type.String(),
+  started: Type.Optional(Type.String()),
+  finished: Type.Optional(Type.String()),
+});
+
+// SPEC 2.1: task responses (get, create) omit the envelope's error key.
+const TaskEnvelope = Type.Object({ meta: ObjectMeta, data: TaskSchema, links: ObjectLinks });
+const TaskList = Type.Object({ meta: ListMeta, data: Type.Array(TaskSchema), error: Type.Null(), links: ListLinks });
+
+const CreateTaskBody = Type.Object(
+  {
+    kind: Type.Union(TASK_KINDS.map((k) => Type.Literal(k))),
+    url: Type.Optional(Type.String({ format: 'uri', maxLength: 4096 })),
+    workflow: Type.Optional(Type.Array(Type.Unknown(), { maxItems: 100 })),
+    file_id: Type.Optional(Type.String({ maxLength: 64 })),
+    filename: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+    folder: Type.Optional(Type.String({ maxLength: 255 })),
+    ref: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_.-]+$' })),
+    webhook_url: Type.Optional(Type.String({ format: 'uri', maxLength: 4096 })),
+  },
+  { additionalProperties: true },
+);
+
+const TaskQuery = pageQuery(20, {
+  status: Type.Optional(Type.Union(['pending', 'processing', 'waiting', 'completed', 'failed', 'cancelled'].map((s) => Type.Literal(s)))),
+  kind: Type.Optional(Type.Union(TASK_KINDS.map((k) => Type.Literal(k)))),
+});
+
+export const tasksRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  const base = `${deps.config.publicUrl}/tasks`;
+  const links = (id: string) => ({ self: `${base}/${id}`, parent: base });
+  const taskBody = (req: Parameters<typeof objectBody>[0], task: Awaited<ReturnType<typeof getTask>>) => {
+    const { error: _omitted, ...envelope } = objectBody(req, task, links(task.id));
+    return envelope;
+  };
+
+  app.post('/tasks', { schema: { body: CreateTaskBody, response: { 201: TaskEnvelope, ...errorResponses } } }, async (req, reply) =>
+    reply.code(201).send(taskBody(req, await createTask(deps, req.auth!, req.body as TaskRequest))));
+
+  app.get('/tasks', { schema: { querystring: TaskQuery, response: { 200: TaskList, ...errorResponses } } }, async (req) => {
+    const { page, limit, status, kind } = req.query as { page: number; limit: number; status?: 'pending'; kind?: string };
+    const extra: Record<string, string> = { ...(status ? { status } : {}), ...(kind ? { kind } : {}) };
+    return listBody(req, base, await listTasks(deps, req.auth!, page, limit, { status, kind }), extra);
+  });
+
+  app.get('/tasks/:id', { schema: { params: IdParams, response: { 200: TaskEnvelope, ...errorResponses } } }, async (req) =>
+    taskBody(req, await getTask(deps, req.auth!, req.params.id)));
+
+  app.post('/tasks/:id/cancel', { schema: { params: IdParams, response: { 200: TaskEnvelope, ...errorResponses } } }, async (req) =>
+    taskBody(req, await cancelTask(deps, req.auth!, req.params.id)));
+};

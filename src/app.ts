@@ -1,0 +1,81 @@
+import Fastify, { LogController, type FastifyInstance, type FastifyServerFactory } from 'fastify';
+import type { Deps } from './deps.js';
+import { newId } from './ids.js';
+import { registerAuth } from './http/auth.js';
+import { registerErrorHandling, sendError, toAppError, trackMethods } from './http/errors.js';
+import { registerIdempotency } from './http/idempotency.js';
+import { registerRateLimit } from './http/rate-limit.js';
+import { observeRequest, UNMATCHED_ROUTE } from './metrics/registry.js';
+import { metricsRoutes } from './api/metrics.js';
+import { validatorCompiler } from './http/validation.js';
+import { resolveVersion } from './http/version.js';
+import './http/types.js';
+import { deliveryRoutes } from './api/delivery.js';
+import { filesRoutes } from './api/files.js';
+import { healthRoutes } from './api/health.js';
+import { mediaRoutes } from './api/media.js';
+import { signatureRoutes } from './api/signatures.js';
+import { tasksRoutes } from './api/tasks.js';
+import { projectRoutes } from './api/project.js';
+import { automationRoutes } from './api/automations.js';
+import { eventsRoutes } from './api/events.js';
+import { webhooksRoutes } from './api/webhooks.js';
+
+export interface AppOptions {
+  serverFactory?: FastifyServerFactory;
+}
+
+/** The Fastify application without a listener, so tests and the server share it. */
+export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.log,
+    genReqId: () => newId('request'),
+    // One access line per request is written in onResponse; Fastify's own pair is turned off.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
+    bodyLimit: deps.config.limits.bodyLimitBytes,
+    trustProxy: deps.config.trustProxy.length > 0 ? deps.config.trustProxy : false,
+    ...(opts.serverFactory ? { serverFactory: opts.serverFactory } : {}),
+    // Errors raised before routing (a malformed percent-encoding in the URL) get the envelope too.
+    frameworkErrors: (error, req, reply) => sendError(req, reply, toAppError(error)),
+  }) as unknown as FastifyInstance;
+
+  app.setValidatorCompiler(validatorCompiler);
+  registerErrorHandling(app);
+  const addMissingMethods = trackMethods(app);
+
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('x-request-id', req.id);
+    req.apiVersion = resolveVersion(req.headers['accept-version']);
+  });
+  app.addHook('onResponse', async (req, reply) => {
+    // The route pattern (never the raw URL) labels metrics; the log line has both.
+    const route = req.routeOptions.url ?? UNMATCHED_ROUTE;
+    observeRequest(req.method, route, reply.statusCode, reply.elapsedTime);
+    req.log.info({ method: req.method, route, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+  });
+
+  await app.register(healthRoutes, { deps });
+  await app.register(deliveryRoutes, { deps });
+  await app.register(metricsRoutes, { deps });
+  await app.register(async (api) => {
+    registerAuth(api, deps);
+    registerRateLimit(api, deps); // after auth: counts per API key id
+    // The API speaks JSON only: any other body type is a 415, not a confusing validation error.
+    api.removeContentTypeParser(['text/plain']);
+    // A POST or PATCH without a body means "no properties", not a type error.
+    api.addHook('preValidation', async (req) => {
+      if (req.body === undefined && (req.method === 'POST' || req.method === 'PATCH' || req.method === 'PUT')) req.body = {};
+    });
+    registerIdempotency(api, deps);
+    await api.register(filesRoutes, { deps });
+    await api.register(mediaRoutes, { deps });
+    await api.register(signatureRoutes, { deps });
+    await api.register(tasksRoutes, { deps });
+    await api.register(projectRoutes, { deps });
+    await api.register(automationRoutes, { deps });
+    await api.register(eventsRoutes, { deps });
+    await api.register(webhooksRoutes, { deps });
+  });
+  addMissingMethods();
+  return app;
+}

@@ -1,0 +1,127 @@
+#!/usr/bin/env node
+import { Command } from 'commander';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { migrate, openDatabase } from './db/connect.js';
+import { systemClock } from './deps.js';
+import { createKey, listKeys, revokeKey } from './services/keys.js';
+import { startServer, startWorker } from './server.js';
+
+// The mediad command. Every subcommand reads the same environment (see README).
+
+function config(): Config {
+  try {
+    return loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`mediad: ${err.message}\nFix the variables above (see the Configuration section of the README) and start again.\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+}
+
+/** Opens the database, brings it up to date (the migrate command does that itself), runs `fn`. */
+async function withDb<T>(fn: (db: ReturnType<typeof openDatabase>) => Promise<T>, migrateFirst = true): Promise<T> {
+  const db = openDatabase(config().database);
+  try {
+    if (migrateFirst) await migrate(db);
+    return await fn(db);
+  } finally {
+    await db.destroy();
+  }
+}
+
+const program = new Command('mediad')
+  .description('Self-hostable media processing service: an HTTPS JSON API to store media and derive files from it.')
+  .showHelpAfterError('(run "mediad --help" for the list of commands)');
+
+program.command('serve')
+  .description('Start the HTTPS API and file delivery (what `npm start` runs). Configured by MEDIAD_* environment variables.')
+  .action(async () => {
+    const server = await startServer(config());
+    const stop = (signal: string) => {
+      server.app.log.info({ signal }, 'shutting down: finishing requests in flight');
+      server.close().then(() => process.exit(0), (err: unknown) => {
+        server.app.log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      });
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+
+program.command('worker')
+  .description('Run task workers only (no HTTP). Start as many as you like beside `serve`; they share its data dir and database.')
+  .action(async () => {
+    const worker = await startWorker(config());
+    const stop = () => {
+      worker.close().then(() => process.exit(0), () => process.exit(1));
+    };
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+  });
+
+program.command('migrate')
+  .description('Apply database migrations and exit (serve also does this at start).')
+  .action(async () => {
+    const applied = await withDb((db) => migrate(db), false);
+    process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'database is up to date\n');
+  });
+
+const keys = program.command('keys').description('Create, list and revoke API keys.');
+
+keys.command('create')
+  .description('Create an API key for a project (the org and project are created when missing). The key is shown once.')
+  .requiredOption('--org <name>', 'organisation name')
+  .requiredOption('--project <name>', 'project name')
+  .option('--name <label>', 'a label to recognise the key by')
+  .option('--json', 'print one JSON line {"key","org_id","project_id"}')
+  .action(async (opts: { org: string; project: string; name?: string; json?: boolean }) => {
+    const created = await withDb((db) => createKey({ db, clock: systemClock }, opts.org, opts.project, opts.name));
+    if (opts.json) {
+      process.stdout.write(`${JSON.stringify({ key: created.key, org_id: created.org_id, project_id: created.project_id, key_id: created.key_id })}\n`);
+      return;
+    }
+    const base = config().publicUrl;
+    process.stdout.write([
+      `API key for ${opts.org}/${opts.project} (${created.project_id}):`,
+      '',
+      `  ${created.key}`,
+      '',
+      'It is shown only now; mediad stores only its hash. Use it as a bearer token:',
+      '',
+      `  curl --cacert ${config().dataDir}/tls/ca.crt -H "Authorization: Bearer ${created.key}" ${base}/files`,
+      '',
+      `Revoke it with: mediad keys revoke ${created.key_id}`,
+      '',
+    ].join('\n'));
+  });
+
+keys.command('list')
+  .description('List keys (never the keys themselves: their id, hint and project).')
+  .option('--json', 'print JSON')
+  .action(async (opts: { json?: boolean }) => {
+    const rows = await withDb((db) => listKeys({ db }));
+    if (opts.json) return void process.stdout.write(`${JSON.stringify(rows)}\n`);
+    if (rows.length === 0) return void process.stdout.write('no keys yet: create one with `mediad keys create --org <name> --project <name>`\n');
+    for (const r of rows) {
+      process.stdout.write(`${r.key_id}  ${r.hint}  ${r.org}/${r.project}  created ${r.created}${r.revoked ? `  REVOKED ${r.revoked}` : ''}${r.name ? `  "${r.name}"` : ''}\n`);
+    }
+  });
+
+keys.command('revoke')
+  .description('Revoke a key by its id (key_…); requests with it fail from then on.')
+  .argument('<key_id>', 'the key id shown by `mediad keys list`')
+  .action(async (keyId: string) => {
+    const ok = await withDb((db) => revokeKey({ db, clock: systemClock }, keyId));
+    if (!ok) {
+      process.stderr.write(`mediad: no active key ${keyId}; see \`mediad keys list\`\n`);
+      process.exit(1);
+    }
+    process.stdout.write(`revoked ${keyId}\n`);
+  });
+
+program.parseAsync().catch((err: unknown) => {
+  process.stderr.write(`mediad: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

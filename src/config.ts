@@ -1,0 +1,197 @@
+import os from 'node:os';
+import path from 'node:path';
+import type { UrlPolicy } from './net/address-policy.js';
+
+// The only module that reads process.env. Everything is validated once, at start,
+// and every problem is reported together so a user fixes them in one go.
+
+export interface Config {
+  dataDir: string;
+  host: string;
+  port: number;
+  publicUrl: string;
+  database: { dialect: 'sqlite'; file: string } | { dialect: 'postgres'; url: string; poolSize: number };
+  tls: { certFile: string; keyFile: string } | null;
+  trustProxy: string[];
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** The guarded client's policy; its size limit is limits.maxFileBytes. */
+  fetch: Omit<UrlPolicy, 'maxBytes' | 'userAgent'>;
+  limits: {
+    maxFileBytes: number;
+    maxPixels: number;
+    maxDurationSeconds: number;
+    bodyLimitBytes: number;
+  };
+  delivery: { cacheControl: string; signedUrlTtlSeconds: number };
+  ffmpegPath: string;
+  ffprobePath: string;
+  workers: { concurrency: number; leaseMs: number; pollMs: number; inServe: boolean; drainMs: number; metricsPort: number | null };
+  /** Where blobs live: the data dir's disk, or an S3-compatible bucket (credentials from the AWS SDK's usual chain). */
+  storage:
+    | { kind: 'disk' }
+    | { kind: 's3'; bucket: string; prefix: string; endpoint: string | null; region: string; forcePathStyle: boolean; delivery: 'stream' | 'redirect'; presignSeconds: number };
+  /** Shared state for many processes (rate limits); null keeps it in the database or in memory. */
+  redisUrl: string | null;
+  /** Requests per minute per API key; 0 turns the limit off. */
+  rateLimitPerMinute: number;
+  /** Bearer token for GET /metrics; without one, /metrics answers loopback clients only. */
+  metricsToken: string | null;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+/** Reads and checks the environment; throws ConfigError listing every problem. */
+export function loadConfig(env: Env = process.env): Config {
+  const problems: string[] = [];
+  const read = new EnvReader(env, problems);
+
+  const dataDir = path.resolve(read.string('MEDIAD_DATA_DIR', './data'));
+  const host = read.string('MEDIAD_HOST', '0.0.0.0');
+  const port = read.int('MEDIAD_PORT', 8443, 0, 65535);
+  const publicUrl = read.url('MEDIAD_PUBLIC_URL', `https://localhost:${port}`);
+  const certFile = env.MEDIAD_TLS_CERT;
+  const keyFile = env.MEDIAD_TLS_KEY;
+  if (Boolean(certFile) !== Boolean(keyFile)) {
+    problems.push('MEDIAD_TLS_CERT and MEDIAD_TLS_KEY go together: set both (PEM file paths) or neither (a local certificate is created)');
+  }
+
+  const config: Config = {
+    dataDir,
+    host,
+    port,
+    publicUrl,
+    database: parseDatabaseUrl(env.MEDIAD_DATABASE_URL, dataDir, problems, read.int('MEDIAD_DATABASE_POOL_SIZE', 10, 1, 1000)),
+    tls: certFile && keyFile ? { certFile: path.resolve(certFile), keyFile: path.resolve(keyFile) } : null,
+    trustProxy: read.list('MEDIAD_TRUST_PROXY'),
+    logLevel: read.oneOf('MEDIAD_LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
+    fetch: {
+      allowPrivate: read.bool('MEDIAD_ALLOW_PRIVATE_URLS', false),
+      allowHosts: read.list('MEDIAD_ALLOWED_URL_HOSTS'),
+      maxRedirects: read.int('MEDIAD_FETCH_MAX_REDIRECTS', 5, 0, 20),
+      connectTimeoutMs: read.int('MEDIAD_FETCH_CONNECT_TIMEOUT_SECONDS', 10, 1, 600) * 1000,
+      idleTimeoutMs: read.int('MEDIAD_FETCH_IDLE_TIMEOUT_SECONDS', 30, 1, 3600) * 1000,
+      totalTimeoutMs: read.int('MEDIAD_FETCH_TIMEOUT_SECONDS', 3600, 1, 86400) * 1000,
+    },
+    limits: {
+      maxFileBytes: read.int('MEDIAD_MAX_FILE_BYTES', 4 * 1024 ** 3, 1, Number.MAX_SAFE_INTEGER),
+      maxPixels: read.int('MEDIAD_MAX_PIXELS', 100_000_000, 1, Number.MAX_SAFE_INTEGER),
+      maxDurationSeconds: read.int('MEDIAD_MAX_DURATION_SECONDS', 4 * 3600, 1, Number.MAX_SAFE_INTEGER),
+      bodyLimitBytes: read.int('MEDIAD_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
+    },
+    delivery: {
+      cacheControl: read.string('MEDIAD_DELIVERY_CACHE_CONTROL', 'public, max-age=3600'),
+      signedUrlTtlSeconds: read.int('MEDIAD_SIGNED_URL_TTL_SECONDS', 3600, 1, 7 * 86400),
+    },
+    ffmpegPath: read.string('MEDIAD_FFMPEG_PATH', 'ffmpeg'),
+    ffprobePath: read.string('MEDIAD_FFPROBE_PATH', 'ffprobe'),
+    workers: {
+      concurrency: read.int('MEDIAD_WORKER_CONCURRENCY', os.availableParallelism(), 0, 256),
+      leaseMs: read.int('MEDIAD_WORKER_LEASE_SECONDS', 30, 1, 3600) * 1000,
+      pollMs: read.int('MEDIAD_WORKER_POLL_MS', 500, 10, 60_000),
+      inServe: read.bool('MEDIAD_SERVE_WORKERS', true),
+      drainMs: read.int('MEDIAD_WORKER_DRAIN_SECONDS', 30, 0, 3600) * 1000,
+      metricsPort: read.int('MEDIAD_WORKER_METRICS_PORT', 0, 0, 65535) || null,
+    },
+    storage: parseStorage(env, read, problems),
+    redisUrl: env.MEDIAD_REDIS_URL || null,
+    rateLimitPerMinute: read.int('MEDIAD_RATE_LIMIT_PER_MINUTE', 1200, 0, 10_000_000),
+    metricsToken: env.MEDIAD_METRICS_TOKEN || null,
+  };
+
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}
+
+function parseStorage(env: Env, read: EnvReader, problems: string[]): Config['storage'] {
+  const raw = env.MEDIAD_STORAGE_URL;
+  if (!raw || raw === 'disk' || raw.startsWith('file:')) return { kind: 'disk' };
+  const m = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/.exec(raw);
+  if (!m) {
+    problems.push(`MEDIAD_STORAGE_URL must be s3://bucket/optional-prefix (or unset for the data dir's disk), got "${raw}"`);
+    return { kind: 'disk' };
+  }
+  const endpoint = env.MEDIAD_S3_ENDPOINT || null;
+  if (endpoint && !/^https?:\/\//.test(endpoint)) problems.push(`MEDIAD_S3_ENDPOINT must be an http(s) URL, got "${endpoint}"`);
+  return {
+    kind: 's3',
+    bucket: m[1]!,
+    prefix: (m[2] ?? '').replace(/^\/+|\/+$/g, ''),
+    endpoint,
+    region: read.string('MEDIAD_S3_REGION', 'us-east-1'),
+    forcePathStyle: read.bool('MEDIAD_S3_FORCE_PATH_STYLE', endpoint !== null),
+    delivery: read.oneOf('MEDIAD_S3_DELIVERY', 'stream', ['stream', 'redirect'] as const),
+    presignSeconds: read.int('MEDIAD_S3_PRESIGN_SECONDS', 300, 1, 7 * 86400),
+  };
+}
+
+function parseDatabaseUrl(raw: string | undefined, dataDir: string, problems: string[], poolSize: number): Config['database'] {
+  if (!raw) return { dialect: 'sqlite', file: path.join(dataDir, 'mediad.db') };
+  if (/^postgres(ql)?:\/\//.test(raw)) return { dialect: 'postgres', url: raw, poolSize };
+  if (raw.startsWith('sqlite:')) {
+    const file = raw.replace(/^sqlite:(\/\/)?/, '');
+    if (file) return { dialect: 'sqlite', file: file === ':memory:' ? file : path.resolve(file) };
+  }
+  problems.push(`MEDIAD_DATABASE_URL must be sqlite:<path> or postgres://user@host/db, got "${raw}"`);
+  return { dialect: 'sqlite', file: '' };
+}
+
+/** Small typed accessors that record problems instead of throwing at the first one. */
+class EnvReader {
+  constructor(private readonly env: Env, private readonly problems: string[]) {}
+
+  string(name: string, fallback: string): string {
+    const v = this.env[name];
+    return v === undefined || v === '' ? fallback : v;
+  }
+
+  int(name: string, fallback: number, min: number, max: number): number {
+    const v = this.env[name];
+    if (v === undefined || v === '') return fallback;
+    const n = Number(v);
+    if (!Number.isSafeInteger(n) || n < min || n > max) {
+      this.problems.push(`${name} must be a whole number from ${min} to ${max}, got "${v}"`);
+      return fallback;
+    }
+    return n;
+  }
+
+  bool(name: string, fallback: boolean): boolean {
+    const v = this.env[name]?.toLowerCase();
+    if (v === undefined || v === '') return fallback;
+    if (['true', '1', 'yes', 'on'].includes(v)) return true;
+    if (['false', '0', 'no', 'off'].includes(v)) return false;
+    this.problems.push(`${name} must be true or false, got "${this.env[name]}"`);
+    return fallback;
+  }
+
+  list(name: string): string[] {
+    return (this.env[name] ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  }
+
+  oneOf<T extends string>(name: string, fallback: T, allowed: readonly T[]): T {
+    const v = this.env[name];
+    if (v === undefined || v === '') return fallback;
+    if ((allowed as readonly string[]).includes(v)) return v as T;
+    this.problems.push(`${name} must be one of ${allowed.join(', ')}, got "${v}"`);
+    return fallback;
+  }
+
+  url(name: string, fallback: string): string {
+    const v = this.string(name, fallback);
+    try {
+      const u = new URL(v);
+      if (u.protocol !== 'https:') this.problems.push(`${name} must be an https:// URL (mediad serves HTTPS only), got "${v}"`);
+      return v.replace(/\/+$/, '');
+    } catch {
+      this.problems.push(`${name} must be an absolute URL such as https://media.example.com, got "${v}"`);
+      return fallback;
+    }
+  }
+}

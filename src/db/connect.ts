@@ -1,0 +1,111 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import pg from 'pg';
+import { CompiledQuery, Kysely, Migrator, PostgresDialect, SqliteAdapter, SqliteDialect, sql, type DialectAdapter, type DatabaseConnection, type Driver, type Migration, type MigrationProvider, type SqliteDatabase } from 'kysely';
+import type { Config } from '../config.js';
+import type { Database } from './schema.js';
+import * as m001 from './migrations/001-core.js';
+import * as m002 from './migrations/002-tasks.js';
+import * as m003 from './migrations/003-automations.js';
+import * as m004 from './migrations/004-rate-limits.js';
+
+export type Db = Kysely<Database>;
+
+// Migrations are listed in code (not read from a folder) so the built package and
+// tsx runs see exactly the same set.
+const MIGRATIONS: Record<string, Migration> = { '001-core': m001, '002-tasks': m002, '003-automations': m003, '004-rate-limits': m004 };
+
+class CodeMigrationProvider implements MigrationProvider {
+  async getMigrations(): Promise<Record<string, Migration>> {
+    return MIGRATIONS;
+  }
+}
+
+/**
+ * Kysely's SQLite adapter takes no migration lock (it assumes one process). Several mediad
+ * processes share one file, so migrating holds SQLite's write lock from start to end: the
+ * others wait for it, then find nothing left to apply.
+ */
+class LockingSqliteAdapter extends SqliteAdapter {
+  override async acquireMigrationLock(db: Kysely<any>): Promise<void> {
+    await sql`begin immediate`.execute(db);
+  }
+
+  override async releaseMigrationLock(db: Kysely<any>): Promise<void> {
+    await sql`commit`.execute(db);
+  }
+}
+
+/**
+ * SQLite transactions start with BEGIN IMMEDIATE. A plain (deferred) BEGIN reads first and
+ * upgrades to a writer later; in WAL mode that upgrade fails at once with "database is
+ * locked" when another process (a mediad worker) committed in between, and no busy timeout
+ * helps. Taking the write lock up front makes concurrent writers wait their turn instead.
+ */
+class ImmediateSqliteDialect extends SqliteDialect {
+  override createAdapter(): DialectAdapter {
+    return new LockingSqliteAdapter();
+  }
+
+  override createDriver(): Driver {
+    const driver = super.createDriver();
+    driver.beginTransaction = async (connection: DatabaseConnection) => {
+      await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+    };
+    return driver;
+  }
+}
+
+const STATEMENT_CACHE_SIZE = 500;
+
+/**
+ * Kysely prepares every query anew; preparing is a fifth of a simple request's CPU. The
+ * SQL text of a query is the same on every call (values are parameters), so prepared
+ * statements are kept and reused. better-sqlite3 runs each statement to completion
+ * synchronously, so sharing one between callers is safe.
+ */
+function withStatementCache(db: SQLite.Database): SqliteDatabase {
+  const cache = new Map<string, SQLite.Statement>();
+  return {
+    close: () => void db.close(),
+    prepare(sql: string) {
+      let stmt = cache.get(sql);
+      if (!stmt) {
+        stmt = db.prepare(sql);
+        if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+        cache.set(sql, stmt);
+      }
+      return stmt as unknown as ReturnType<SqliteDatabase['prepare']>;
+    },
+  };
+}
+
+export function openDatabase(database: Config['database']): Db {
+  if (database.dialect === 'postgres') {
+    // bigint (int8) columns come back as numbers; file sizes stay far below 2^53.
+    pg.types.setTypeParser(20, (v) => Number(v));
+    const pool = new pg.Pool({ connectionString: database.url, max: database.poolSize });
+    // An idle connection closed by the server (a restart, a failover) is dropped and replaced by
+    // the pool; without a listener its 'error' event would crash the process. Queries in flight
+    // still fail and report their own errors.
+    pool.on('error', () => undefined);
+    return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  }
+  if (database.file !== ':memory:') fs.mkdirSync(path.dirname(database.file), { recursive: true });
+  const sqlite = new SQLite(database.file);
+  // WAL lets readers run beside the writer and other processes (mediad worker) share the file.
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma('foreign_keys = ON');
+  sqlite.pragma('busy_timeout = 10000');
+  return new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite) }) });
+}
+
+/** Applies pending migrations; returns the names applied. */
+export async function migrate(db: Db): Promise<string[]> {
+  const migrator = new Migrator({ db, provider: new CodeMigrationProvider() });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw new Error(`database migration failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

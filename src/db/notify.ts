@@ -1,0 +1,53 @@
+import { SqliteAdapter, sql, type Kysely } from 'kysely';
+import pg from 'pg';
+import type { Logger } from 'pino';
+import type { Database } from './schema.js';
+import { taskSignals, EVENTS_READY, TASK_READY, WEBHOOK_READY } from '../queue/signal.js';
+
+// Cross-process wake-ups on PostgreSQL. A NOTIFY issued inside a transaction is delivered
+// when (and only if) it commits, so writers notify next to the rows they insert, and every
+// process listens on one connection and turns notifications into its in-process signals.
+// SQLite has no such thing: there, other processes find work by polling.
+
+const CHANNELS = { mediad_tasks: TASK_READY, mediad_events: EVENTS_READY, mediad_webhooks: WEBHOOK_READY } as const;
+export type Channel = keyof typeof CHANNELS;
+
+export async function notify(db: Kysely<Database>, channel: Channel): Promise<void> {
+  if (db.getExecutor().adapter instanceof SqliteAdapter) return;
+  await sql`select pg_notify(${channel}, '')`.execute(db);
+}
+
+/** Listens on all channels until closed; reconnects with a pause if the connection drops. */
+export function listenForWork(url: string, log: Logger): { close(): Promise<void> } {
+  let client: pg.Client | null = null;
+  let closed = false;
+  const connect = async () => {
+    while (!closed) {
+      const c = new pg.Client({ connectionString: url });
+      try {
+        await c.connect();
+        c.on('notification', (msg) => taskSignals.emit(CHANNELS[msg.channel as Channel] ?? TASK_READY));
+        c.on('error', (err) => {
+          log.warn({ err }, 'notification connection lost; reconnecting');
+          void c.end().catch(() => undefined);
+          if (client === c) client = null;
+          if (!closed) setTimeout(() => void connect(), 1000);
+        });
+        for (const ch of Object.keys(CHANNELS)) await c.query(`LISTEN ${ch}`);
+        client = c;
+        return;
+      } catch (err) {
+        log.warn({ err }, 'could not listen for notifications; retrying');
+        await c.end().catch(() => undefined);
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    }
+  };
+  void connect();
+  return {
+    async close() {
+      closed = true;
+      await client?.end().catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,199 @@
+import type { Generated } from 'kysely';
+
+// Column types chosen to mean the same on SQLite and PostgreSQL: timestamps are
+// ISO-8601 UTC strings (they sort as text), JSON is text, booleans are 0/1 integers.
+// bigint columns are parsed to numbers for pg in db/connect.ts (sizes stay below 2^53).
+
+export interface OrgsTable { id: string; name: string; created: string }
+
+export interface ProjectsTable {
+  id: string;
+  org_id: string;
+  name: string;
+  signing_secret: string;
+  webhook_secret: string;
+  webhook_secret_previous: string | null;
+  webhook_secret_rotated: string | null;
+  require_signed_delivery: number;
+  created: string;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  project_id: string;
+  key_hash: string;
+  hint: string;
+  name: string | null;
+  created: string;
+  last_used: string | null;
+  revoked: string | null;
+}
+
+export interface MediaTable {
+  id: string;
+  project_id: string;
+  kind: string | null;
+  title: string | null;
+  alt: string | null;
+  width: number | null;
+  height: number | null;
+  duration: number | null;
+  background: string | null;
+  metadata: string;
+  created: string;
+  updated: string;
+}
+
+export interface FilesTable {
+  id: string;
+  project_id: string;
+  media_id: string;
+  kind: string;
+  format: string | null;
+  type: string;
+  width: number | null;
+  height: number | null;
+  duration: number | null;
+  filesize: number;
+  folder: string;
+  filename: string;
+  ref: string | null;
+  metadata: string;
+  status: string;
+  blob_key: string;
+  /** ProbeResult as JSON (null for files that are not media, such as VTT tracks). */
+  probe: string | null;
+  created: string;
+  updated: string;
+}
+
+export interface EventsTable {
+  seq: Generated<number>;
+  id: string;
+  project_id: string;
+  type: string;
+  data: string;
+  created: string;
+  dispatched: Generated<number>;
+}
+
+export interface AutomationsTable {
+  id: string;
+  project_id: string;
+  name: string | null;
+  description: string | null;
+  trigger: string;
+  workflow: string;
+  status: 'active' | 'paused';
+  created: string;
+  updated: string;
+}
+
+export interface AutomationRunsTable { event_id: string; automation_id: string; task_id: string; created: string }
+
+export interface WebhookEndpointsTable {
+  id: string;
+  project_id: string;
+  url: string;
+  events: string;
+  description: string | null;
+  status: 'active' | 'disabled';
+  secret: string;
+  secret_previous: string | null;
+  secret_rotated: string | null;
+  failed_deliveries: number;
+  created: string;
+  updated: string;
+}
+
+export interface IdempotencyKeysTable {
+  project_id: string;
+  key: string;
+  fingerprint: string;
+  state: 'running' | 'done';
+  status_code: number | null;
+  response_body: string | null;
+  created: string;
+  expires: string;
+}
+
+export interface CountersTable { project_id: string; resource: string; count: number }
+
+export type TaskStatus = 'pending' | 'processing' | 'waiting' | 'completed' | 'failed' | 'cancelled';
+
+export interface TasksTable {
+  id: string;
+  project_id: string;
+  kind: string;
+  status: TaskStatus;
+  input_file_id: string | null;
+  input_url: string | null;
+  input: string | null;
+  options: string;
+  /** Where the output goes: {folder?, filename?, ref?} as JSON. */
+  target: string;
+  output: string | null;
+  output_file_id: string | null;
+  error: string | null;
+  progress: number;
+  webhook_url: string | null;
+  attempts: number;
+  max_attempts: number;
+  run_after: string;
+  lease_owner: string | null;
+  lease_expires: string | null;
+  created: string;
+  updated: string;
+  started: string | null;
+  finished: string | null;
+  parent_id: string | null;
+  automation_id: string | null;
+  /** The workflow step this task runs (its options and `next`), for workflow children. */
+  step: string | null;
+  /** conditions tasks: {passed, failed, continue}. */
+  results: string | null;
+}
+
+export interface WebhookDeliveriesTable {
+  id: string;
+  project_id: string;
+  task_id: string | null;
+  url: string;
+  event_type: string;
+  payload: string;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  next_attempt: string;
+  lease_expires: string | null;
+  created: string;
+  updated: string;
+  endpoint_id: string | null;
+  event_id: string | null;
+}
+
+export interface WebhookAttemptsTable {
+  id: string;
+  delivery_id: string;
+  attempt: number;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  created: string;
+}
+
+export interface Database {
+  automations: AutomationsTable;
+  automation_runs: AutomationRunsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  tasks: TasksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
+  orgs: OrgsTable;
+  projects: ProjectsTable;
+  api_keys: ApiKeysTable;
+  media: MediaTable;
+  files: FilesTable;
+  events: EventsTable;
+  idempotency_keys: IdempotencyKeysTable;
+  counters: CountersTable;
+}

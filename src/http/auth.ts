@@ -1,0 +1,24 @@
+import type { FastifyInstance } from 'fastify';
+import type { Deps } from '../deps.js';
+import { AppError } from '../errors.js';
+import { authenticate } from '../services/keys.js';
+
+const CHALLENGE = 'Bearer realm="mediad"';
+
+/** Every route of the scope this is registered in requires `Authorization: Bearer <key>`. */
+export function registerAuth(app: FastifyInstance, deps: Deps): void {
+  app.addHook('onRequest', async (req) => {
+    const header = req.headers.authorization;
+    if (!header) {
+      throw new AppError('unauthorized', 'missing API key: send the header "Authorization: Bearer <key>" (create a key with `mediad keys create`)', { headers: { 'www-authenticate': CHALLENGE } });
+    }
+    const match = /^Bearer ([^\s]+)$/.exec(header);
+    const auth = match?.[1] ? await authenticate(deps, match[1]) : null;
+    if (!auth) {
+      throw new AppError('unauthorized', 'invalid or revoked API key; check the Authorization header is "Bearer <key>" with a current key', {
+        headers: { 'www-authenticate': `${CHALLENGE}, error="invalid_token"` },
+      });
+    }
+    req.auth = auth;
+  });
+}

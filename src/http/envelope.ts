@@ -1,0 +1,50 @@
+import type { FastifyRequest } from 'fastify';
+import { API_VERSION_DEFAULT } from './version.js';
+
+// Builders for the SPEC 2.1 envelope. Handlers return data; these add meta and links.
+
+function baseMeta(req: FastifyRequest, type: 'object' | 'list' | 'error') {
+  return {
+    request_id: req.id,
+    org_id: req.auth?.orgId ?? null,
+    project_id: req.auth?.projectId ?? null,
+    version: req.apiVersion ?? API_VERSION_DEFAULT,
+    type,
+  };
+}
+
+export function objectBody<T>(req: FastifyRequest, data: T, links: { self: string; parent: string }) {
+  return { meta: baseMeta(req, 'object'), data, error: null, links };
+}
+
+export interface Page<T> {
+  items: T[];
+  total: number;
+  page: number;
+  limit: number;
+}
+
+/** List envelope with exact page arithmetic and absolute links (prev null on page 1, next null on the last). */
+export function listBody<T>(req: FastifyRequest, collectionUrl: string, page: Page<T>, extraQuery: Record<string, string> = {}) {
+  const pages = Math.max(1, Math.ceil(page.total / page.limit));
+  const link = (n: number) => {
+    const params = new URLSearchParams({ ...extraQuery, page: String(n), limit: String(page.limit) });
+    return `${collectionUrl}?${params.toString()}`;
+  };
+  return {
+    meta: { ...baseMeta(req, 'list'), type: 'list' as const, limit: page.limit, total: page.total, page: page.page, pages },
+    data: page.items,
+    error: null,
+    links: {
+      self: link(page.page),
+      first: link(1),
+      prev: page.page > 1 ? link(Math.min(page.page - 1, pages)) : null,
+      next: page.page < pages ? link(page.page + 1) : null,
+      last: link(pages),
+    },
+  };
+}
+
+export function errorBody(req: FastifyRequest, selfUrl: string, error: { code: string; message: string; status: number; details?: unknown[] }) {
+  return { meta: baseMeta(req, 'error'), data: null, error, links: { self: selfUrl } };
+}

@@ -1,0 +1,75 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, isAppError } from '../errors.js';
+import { validationFailed, type AjvIssue } from './validation.js';
+import { errorBody } from './envelope.js';
+
+/** Maps everything thrown to the catalogue: framework errors by code, unknown errors to a 500 without internals. */
+export function toAppError(err: FastifyError): AppError {
+  if (isAppError(err)) return err;
+  if (err.validation) return validationFailed(err.validation as AjvIssue[], err.validationContext);
+  switch (err.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new AppError('invalid_json', 'the request body is not valid JSON; send a JSON object with Content-Type: application/json');
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new AppError('payload_too_large', 'the request body is larger than this endpoint accepts');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_EMPTY_TYPE':
+      return new AppError('unsupported_media_type', 'send the request body as JSON with the header Content-Type: application/json');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new AppError('bad_request', 'the Content-Length header does not match the body');
+  }
+  if (err.statusCode === 404) return new AppError('not_found', 'not found');
+  if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) return new AppError('bad_request', err.message);
+  return new AppError('internal_error', 'an internal error occurred; it has been logged with this request id', { cause: err });
+}
+
+export function sendError(req: FastifyRequest, reply: FastifyReply, err: AppError): FastifyReply {
+  for (const [k, v] of Object.entries(err.headers ?? {})) reply.header(k, v);
+  // mediad answers HTTPS only; req.protocol is unset once a request stream was destroyed.
+  const selfUrl = `https://${req.host}${req.url}`;
+  return reply.code(err.status).type('application/json; charset=utf-8').send(
+    errorBody(req, selfUrl, { code: err.code, message: err.message, status: err.status, ...(err.details ? { details: err.details } : {}) }),
+  );
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, req, reply) => {
+    const appErr = toAppError(error);
+    if (appErr.status >= 500) req.log.error({ err: error }, 'request failed');
+    return sendError(req, reply, appErr);
+  });
+  app.setNotFoundHandler((req, reply) =>
+    sendError(req, reply, new AppError('not_found', `no endpoint ${req.method} ${req.url.split('?')[0]}; see the API reference in the README`)),
+  );
+}
+
+/**
+ * Fastify answers 404 for a known path with an unsupported method; HTTP says 405 with Allow.
+ * Routes are collected as they are added, then the missing methods are registered once.
+ */
+export function trackMethods(app: FastifyInstance): () => void {
+  const byUrl = new Map<string, Set<string>>();
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    const set = byUrl.get(route.url) ?? new Set<string>();
+    for (const m of methods) set.add(m);
+    byUrl.set(route.url, set);
+  });
+  return () => {
+    const all = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
+    for (const [url, methods] of [...byUrl]) {
+      const allow = [...methods].filter((m) => m !== 'OPTIONS').join(', ');
+      const missing = all.filter((m) => !methods.has(m));
+      if (missing.length === 0) continue;
+      app.route({
+        method: missing,
+        url,
+        handler: (req, reply) => {
+          reply.header('allow', allow);
+          return sendError(req, reply, new AppError('method_not_allowed', `${req.method} is not allowed on ${url}; allowed: ${allow}`));
+        },
+      });
+    }
+  };
+}

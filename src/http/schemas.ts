@@ -1,0 +1,83 @@
+import { Type, type Static, type TSchema } from 'typebox';
+
+// Wire schemas shared by every resource: the envelope of SPEC 2.1, list metadata,
+// error bodies and the pagination query. Response schemas also act as an allow-list:
+// fast-json-stringify drops any column not named here, so internals never leak.
+
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+export const ObjectMeta = Type.Object({
+  request_id: Type.String(),
+  org_id: Nullable(Type.String()),
+  project_id: Nullable(Type.String()),
+  version: Type.String(),
+  type: Type.String(),
+});
+
+export const ListMeta = Type.Object({
+  request_id: Type.String(),
+  org_id: Nullable(Type.String()),
+  project_id: Nullable(Type.String()),
+  version: Type.String(),
+  type: Type.Literal('list'),
+  limit: Type.Integer(),
+  total: Type.Integer(),
+  page: Type.Integer(),
+  pages: Type.Integer(),
+});
+
+export const ObjectLinks = Type.Object({ self: Type.String(), parent: Type.String() });
+
+export const ListLinks = Type.Object({
+  self: Type.String(),
+  first: Type.String(),
+  prev: Nullable(Type.String()),
+  next: Nullable(Type.String()),
+  last: Type.String(),
+});
+
+export const ErrorBody = Type.Object({
+  code: Type.String(),
+  message: Type.String(),
+  status: Type.Integer(),
+  details: Type.Optional(Type.Array(Type.Object({ field: Type.String(), message: Type.String() }))),
+});
+
+export const ErrorEnvelope = Type.Object({
+  meta: ObjectMeta,
+  data: Type.Null(),
+  error: ErrorBody,
+  links: Type.Object({ self: Type.String() }),
+});
+
+export function objectEnvelope<T extends TSchema>(data: T) {
+  return Type.Object({ meta: ObjectMeta, data, error: Type.Null(), links: ObjectLinks });
+}
+
+export function listEnvelope<T extends TSchema>(item: T) {
+  return Type.Object({ meta: ListMeta, data: Type.Array(item), error: Type.Null(), links: ListLinks });
+}
+
+/** SPEC 4.2 / 8: page >= 1 (default 1), limit 1..100 (default per resource). */
+export function pageQuery(defaultLimit: number, extra: Record<string, TSchema> = {}) {
+  return Type.Object(
+    {
+      page: Type.Integer({ minimum: 1, default: 1 }),
+      limit: Type.Integer({ minimum: 1, maximum: 100, default: defaultLimit }),
+      ...extra,
+    },
+    { additionalProperties: true },
+  );
+}
+export type PageQuery = { page: number; limit: number };
+
+export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
+export type IdParams = Static<typeof IdParams>;
+
+/** The common error answers every authenticated route can give. */
+export const errorResponses = {
+  '4xx': ErrorEnvelope,
+  '5xx': ErrorEnvelope,
+};
+
+export const Metadata = Type.Record(Type.String(), Type.Unknown());

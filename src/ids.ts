@@ -1,0 +1,51 @@
+import { randomBytes } from 'node:crypto';
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+// Random bytes are drawn in blocks: one randomBytes() call per id cost more than the rest of an id.
+const POOL_SIZE = 4096;
+let pool = randomBytes(POOL_SIZE);
+let offset = 0;
+
+function nextByte(): number {
+  if (offset === POOL_SIZE) {
+    pool = randomBytes(POOL_SIZE);
+    offset = 0;
+  }
+  return pool[offset++]!;
+}
+
+/** Uniform random base62 string (rejection sampling keeps every character equally likely). */
+export function randomBase62(length: number): string {
+  let out = '';
+  while (out.length < length) {
+    const byte = nextByte();
+    if (byte < 248) out += BASE62[byte % 62];
+  }
+  return out;
+}
+
+export const ID_PREFIXES = {
+  org: 'org_',
+  project: 'prj_',
+  key: 'key_',
+  media: 'med_',
+  file: 'file_',
+  task: 'task_',
+  automation: 'auto_',
+  event: 'evt_',
+  delivery: 'whd_',
+  endpoint: 'we_',
+  attempt: 'wha_',
+  request: 'req_',
+} as const;
+
+export type IdKind = keyof typeof ID_PREFIXES;
+
+export function newId(kind: IdKind): string {
+  return ID_PREFIXES[kind] + randomBase62(kind === 'request' ? 20 : 16);
+}
+
+export function hasPrefix(id: string, kind: IdKind): boolean {
+  return id.startsWith(ID_PREFIXES[kind]) && /^[A-Za-z0-9]{16,40}$/.test(id.slice(ID_PREFIXES[kind].length));
+}

@@ -1,0 +1,64 @@
+// Pure argument builders for ffprobe/ffmpeg, kept apart from process spawning so they can be
+// unit tested. Every input is opened with the same hardening options.
+
+/**
+ * Demuxers we accept. Restricting them stops ffmpeg from following playlists (hls, concat)
+ * or image sequences that could read other local files or URLs; everything else is refused.
+ */
+export const DEMUXER_WHITELIST = ['mov', 'matroska', 'mp3', 'wav', 'ogg', 'flac', 'aac', 'avi', 'mpegts', 'aiff'] as const;
+
+/** Bytes / microseconds ffprobe may read to find streams: enough for real files, bounded for hostile ones. */
+export const PROBE_SIZE_BYTES = 20_000_000;
+export const ANALYZE_DURATION_US = 20_000_000;
+
+/** `file:` prefix so a name starting with '-' or containing ':' is never read as an option or protocol. */
+export function fileUrl(path: string): string {
+  return path.startsWith('file:') ? path : `file:${path}`;
+}
+
+/** Options placed before `-i` for every untrusted input. */
+export function inputHardeningArgs(): string[] {
+  return [
+    '-protocol_whitelist', 'file',
+    '-format_whitelist', DEMUXER_WHITELIST.join(','),
+    '-probesize', String(PROBE_SIZE_BYTES),
+    '-analyzeduration', String(ANALYZE_DURATION_US),
+  ];
+}
+
+export function ffprobeArgs(path: string): string[] {
+  return [
+    '-hide_banner', '-v', 'error',
+    ...inputHardeningArgs(),
+    '-print_format', 'json', '-show_format', '-show_streams',
+    '-i', fileUrl(path),
+  ];
+}
+
+/** Seconds as ffmpeg accepts them, never negative or NaN. */
+export function formatSeconds(seconds: number): string {
+  const s = Number.isFinite(seconds) && seconds > 0 ? seconds : 0;
+  return s.toFixed(3);
+}
+
+/**
+ * One PNG frame at `atSeconds`, no wider than `maxWidth` (never upscaled). `outPath` '-' writes
+ * to stdout. `-ss` before `-i` seeks by keyframe index instead of decoding from the start.
+ */
+export function frameGrabArgs(input: string, atSeconds: number, outPath: string, maxWidth: number): string[] {
+  const width = Math.max(1, Math.floor(maxWidth));
+  // h keeps the aspect ratio but never reaches 0 for extreme ratios; 'area' averages pixels.
+  const scale = `scale=w='min(iw,${width})':h='max(1,round(ow*ih/iw))':flags=area,format=rgb24`;
+  return [
+    '-hide_banner', '-nostdin', '-v', 'error', '-y',
+    ...inputHardeningArgs(),
+    '-ss', formatSeconds(atSeconds),
+    '-i', fileUrl(input),
+    // 'V' = video streams that are not cover art / attached pictures.
+    '-map', '0:V:0', '-an', '-sn', '-dn',
+    '-frames:v', '1',
+    '-vf', scale,
+    '-c:v', 'png', '-f', 'image2pipe',
+    outPath === '-' ? 'pipe:1' : fileUrl(outPath),
+  ];
+}

@@ -1,0 +1,38 @@
+// Public API of the media layer: the rest of mediad imports from here only.
+export { averageColor, type AverageColorOptions } from './average-color.js';
+export {
+  DEMUXER_WHITELIST, ffprobeArgs, fileUrl, formatSeconds, frameGrabArgs, inputHardeningArgs,
+} from './ffprobe-args.js';
+export {
+  containerFormat, formatDuration, formatMegapixels, imageFormat, UNSUPPORTED_MESSAGE,
+  type ContainerFacts, type FormatInfo, type MediaKind,
+} from './formats.js';
+export { probeFile, type ProbeLimits, type ProbeOptions, type ProbeResult } from './probe.js';
+export {
+  mediaBinaries, ProcessError, runProcess, setMediaBinaries,
+  type MediaBinaries, type ProcessFailure, type RunOptions, type RunResult,
+} from './process-runner.js';
+export {
+  audioOutputFormat, buildAudioArgs, OPUS_LAYOUT_FILTER, sampleRateAllowed, type AudioFormat, type AudioOptions,
+} from './audio-args.js';
+export {
+  failureLine, PROGRESS_INTERVAL_MS, ProgressParser, runFfmpeg, type FfmpegRunOptions,
+} from './ffmpeg-run.js';
+export {
+  defaultFrameTime, grabVideoFrame, imageOutputFormat, parseBackground, transformImage, videoFrameArgs,
+  type ImageFit, type ImageFormat, type ImageOptions, type ImageTransformContext, type ImageTransformResult,
+} from './image-transform.js';
+export {
+  crfFor, DEFAULT_IMAGE_QUALITY, DEFAULT_VIDEO_QUALITY, QUALITY_LEVELS, qualityToNumber,
+  type QualityLevel, type VideoCodec,
+} from './quality.js';
+export {
+  buildStoryboard, DEFAULT_TILE_WIDTH, MAX_STORYBOARD_TILES, planStoryboard, storyboardArgs, storyboardTiles,
+  storyboardVtt, vttTime, type StoryboardOptions, type StoryboardPlan, type StoryboardResult, type StoryboardTile,
+} from './storyboard.js';
+export { isMediaTransformError, MediaTransformError, type MediaTransformCode } from './transform-error.js';
+export { expectedDuration, trimWindow, type TrimOptions, type TrimWindow } from './trim.js';
+export {
+  buildVideoArgs, codecAllowedIn, DEFAULT_PRESETS, defaultCodecFor, presetAllowed, VIDEO_PRESETS, videoFilters,
+  videoOutputFormat, type Fit, type Position, type VideoFormat, type VideoOptions,
+} from './video-args.js';

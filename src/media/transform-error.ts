@@ -1,0 +1,19 @@
+// Failures of a transform that are about the caller's input, not about mediad. The engine maps
+// the code to the task's error; src/errors.ts stays the only HTTP catalogue.
+
+export type MediaTransformCode = 'no_audio_stream' | 'invalid_for_input' | 'transform_failed';
+
+export class MediaTransformError extends Error {
+  constructor(
+    readonly code: MediaTransformCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'MediaTransformError';
+  }
+}
+
+export function isMediaTransformError(err: unknown): err is MediaTransformError {
+  return err instanceof MediaTransformError;
+}

@@ -1,0 +1,89 @@
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { TasksTable } from '../db/schema.js';
+
+// One registry per process (module scope): the HTTP layer, the worker pool and the webhook
+// deliverer observe into it and GET /metrics serialises it. No collectDefaultMetrics: its
+// event-loop and GC observers cost on every process; four process gauges suffice.
+export const registry = new Registry();
+
+const httpRequests = new Counter({
+  name: 'mediad_http_requests_total', help: 'HTTP requests answered, by method, route pattern and status.',
+  labelNames: ['method', 'route', 'status'] as const, registers: [registry],
+});
+const httpDuration = new Histogram({
+  name: 'mediad_http_request_duration_seconds', help: 'Time to answer an HTTP request, by method, route pattern and status.',
+  labelNames: ['method', 'route', 'status'] as const, registers: [registry],
+  buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+});
+const taskDuration = new Histogram({
+  name: 'mediad_task_duration_seconds', help: 'Run time of one task attempt, by kind and how it ended.',
+  labelNames: ['kind', 'status'] as const, registers: [registry],
+  buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600],
+});
+const tasksTotal = new Counter({
+  name: 'mediad_tasks_total', help: 'Task attempts finished, by kind and how they ended: completed, failed, retrying, cancelled (or lease lost).',
+  labelNames: ['kind', 'status'] as const, registers: [registry],
+});
+const queueDepth = new Gauge({
+  name: 'mediad_queue_depth', help: 'Tasks not finished, by status (read from the database at scrape time).',
+  labelNames: ['status'] as const, registers: [registry],
+});
+const webhookDeliveries = new Counter({
+  name: 'mediad_webhook_deliveries_total', help: 'Webhook delivery attempts, by outcome (delivered, retrying, failed).',
+  labelNames: ['outcome'] as const, registers: [registry],
+});
+
+const startSeconds = Math.round(Date.now() / 1000 - process.uptime());
+new Gauge({ name: 'process_start_time_seconds', help: 'Start time of the process since the Unix epoch in seconds.', registers: [registry], collect() { this.set(startSeconds); } });
+new Gauge({ name: 'process_resident_memory_bytes', help: 'Resident memory size in bytes.', registers: [registry], collect() { this.set(process.memoryUsage.rss()); } });
+new Gauge({ name: 'nodejs_heap_used_bytes', help: 'V8 heap in use, in bytes.', registers: [registry], collect() { this.set(process.memoryUsage().heapUsed); } });
+new Counter({
+  name: 'process_cpu_seconds_total', help: 'User and system CPU time spent in seconds.', registers: [registry],
+  collect() {
+    const u = process.cpuUsage();
+    this.reset();
+    this.inc((u.user + u.system) / 1e6);
+  },
+});
+
+/** Pre-bound label children, so observing a request is one Map lookup and two O(1) updates. */
+const httpChildren = new Map<string, { inc(): void; observe(v: number): void }>();
+
+/** Route label for requests that matched no route: never the raw URL (unbounded cardinality). */
+export const UNMATCHED_ROUTE = 'unmatched';
+
+export function observeRequest(method: string, route: string, status: number, ms: number): void {
+  const id = `${method} ${status} ${route}`;
+  let child = httpChildren.get(id);
+  if (!child) {
+    const labels = { method, route, status: String(status) };
+    const counter = httpRequests.labels(labels);
+    const histogram = httpDuration.labels(labels);
+    child = { inc: () => counter.inc(), observe: (v) => histogram.observe(v) };
+    httpChildren.set(id, child);
+  }
+  child.inc();
+  child.observe(ms / 1000);
+}
+
+export type TaskOutcome = 'completed' | 'failed' | 'retrying' | 'cancelled';
+
+/** One attempt of `task` ended; it was claimed at `task.updated` (set by the claim). */
+export function observeTask(task: Pick<TasksTable, 'kind' | 'updated'>, status: TaskOutcome, now: Date): void {
+  const seconds = Math.max(0, (now.getTime() - Date.parse(task.updated)) / 1000);
+  taskDuration.observe({ kind: task.kind, status }, seconds);
+  tasksTotal.inc({ kind: task.kind, status });
+}
+
+/** `status` is the delivery row's new status: pending means another attempt is scheduled. */
+export function countWebhookDelivery(status: 'delivered' | 'pending' | 'failed'): void {
+  webhookDeliveries.inc({ outcome: status === 'pending' ? 'retrying' : status });
+}
+
+const QUEUE_STATUSES = ['pending', 'processing', 'waiting'] as const;
+
+export function setQueueDepth(rows: { status: string; n: number }[]): void {
+  for (const s of QUEUE_STATUSES) queueDepth.set({ status: s }, rows.find((r) => r.status === s)?.n ?? 0);
+}
+
+export { QUEUE_STATUSES };

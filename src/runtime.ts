@@ -1,0 +1,118 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { pino, type Logger } from 'pino';
+import type { Config } from './config.js';
+import { systemClock, type Deps } from './deps.js';
+import { migrate, openDatabase } from './db/connect.js';
+import { listenForWork } from './db/notify.js';
+import { setMediaBinaries } from './media/index.js';
+import { createGuardedClient } from './net/index.js';
+import { createDiskBlobStore, type DiskBlobStore, type S3BlobStore } from './storage/index.js';
+import { sweepExpiredKeys } from './services/idempotency.js';
+import { connectRedis } from './ratelimit/redis-client.js';
+
+export interface Runtime {
+  deps: Deps;
+  close(): Promise<void>;
+}
+
+export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
+  return pino({ level: config.logLevel, base: { service: 'mediad' }, timestamp: pino.stdTimeFunctions.isoTime });
+}
+
+/** Opens the database (migrating it), the blob store and the outbound client: everything a role needs. */
+export async function createRuntime(config: Config, log: Logger = createLogger(config)): Promise<Runtime> {
+  setMediaBinaries({ ffmpeg: config.ffmpegPath, ffprobe: config.ffprobePath });
+  const db = openDatabase(config.database);
+  const applied = await migrate(db);
+  if (applied.length > 0) log.info({ migrations: applied }, 'database migrated');
+
+  const blobs = await createBlobStore(config);
+  await blobs.checkWritable();
+  // Leftovers of writes interrupted by a crash are never referenced: drop them. (S3 has no temp
+  // objects: an interrupted multipart upload is aborted, or expired by a bucket lifecycle rule.)
+  if ('sweepTemp' in blobs) await blobs.sweepTemp(60 * 60 * 1000).catch((err: unknown) => log.warn({ err }, 'temp sweep failed'));
+  const tmpDir = await prepareScratch(path.join(config.dataDir, 'tmp'));
+
+  const outbound = createGuardedClient({
+    ...config.fetch,
+    maxBytes: config.limits.maxFileBytes,
+    userAgent: 'mediad/0.1 (+https://github.com/mediad)',
+  });
+
+  const listener = config.database.dialect === 'postgres' ? listenForWork(config.database.url, log) : null;
+  const redis = config.redisUrl ? await connectRedis(config.redisUrl, log) : undefined; // rate limits across processes
+  const deps: Deps = { config, db, blobs, clock: systemClock, outbound, log, tmpDir, ...(redis ? { redis } : {}) };
+  const sweeper = setInterval(() => {
+    sweepExpiredKeys(deps).catch((err: unknown) => log.warn({ err }, 'idempotency sweep failed'));
+  }, 15 * 60 * 1000);
+  sweeper.unref();
+
+  return {
+    deps,
+    async close() {
+      clearInterval(sweeper);
+      await listener?.close();
+      await outbound.close();
+      redis?.disconnect();
+      await db.destroy();
+      await fs.rm(tmpDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The blob store of `config.storage`. The scratch dir (tmpDir) stays on local disk either way. */
+async function createBlobStore(config: Config): Promise<DiskBlobStore | S3BlobStore> {
+  const storage = config.storage;
+  if (storage.kind === 'disk') return createDiskBlobStore(path.join(config.dataDir, 'blobs'));
+  // Loaded only when used: the AWS SDK adds startup time that disk deployments need not pay.
+  const { createS3BlobStore } = await import('./storage/s3-blob-store.js');
+  return createS3BlobStore(storage);
+}
+
+/**
+ * Each process gets its own scratch directory named by pid (serve and worker
+ * processes share a data dir). Directories of processes that no longer run are
+ * leftovers of a crash and are removed.
+ */
+async function prepareScratch(root: string): Promise<string> {
+  await fs.mkdir(root, { recursive: true });
+  for (const name of await fs.readdir(root)) {
+    const pid = Number(name);
+    if (Number.isInteger(pid) && pid !== process.pid && isAlive(pid)) continue;
+    await killProcessesUsing(path.join(root, name));
+    await fs.rm(path.join(root, name), { recursive: true, force: true });
+  }
+  const dir = path.join(root, String(process.pid));
+  await fs.mkdir(dir, { recursive: true });
+  return dir;
+}
+
+/**
+ * FFmpeg runs in its own process group so a task can kill it cleanly; when the worker
+ * itself is SIGKILLed that FFmpeg lives on, still writing into the dead worker's scratch
+ * directory. Processes whose command line names that directory are those orphans (Linux /proc).
+ */
+async function killProcessesUsing(dir: string): Promise<void> {
+  const entries = await fs.readdir('/proc').catch(() => [] as string[]);
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    const cmdline = await fs.readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
+    if (cmdline.includes(`${dir}/`)) {
+      try {
+        process.kill(Number(entry), 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

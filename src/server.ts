@@ -1,0 +1,194 @@
+import fs from 'node:fs/promises';
+import http from 'node:http';
+import https from 'node:https';
+import path from 'node:path';
+import type { Socket } from 'node:net';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { metricsRoutes } from './api/metrics.js';
+import { registerErrorHandling } from './http/errors.js';
+import ipaddr from 'ipaddr.js';
+import type { Config } from './config.js';
+import { buildApp } from './app.js';
+import { createLogger, createRuntime, type Runtime } from './runtime.js';
+import { ensureLocalTls, trustInstructions } from './tls/local-ca.js';
+import { API_VERSION_DEFAULT } from './http/version.js';
+import { newId } from './ids.js';
+import { WorkerPool } from './queue/worker-pool.js';
+import { WebhookDeliverer } from './webhooks/deliverer.js';
+import { EventDispatcher } from './events/dispatcher.js';
+import { automationConsumer } from './services/automation-runs.js';
+import { endpointConsumer } from './services/webhook-endpoints.js';
+
+export interface RunningServer {
+  app: FastifyInstance;
+  pool: WorkerPool | null;
+  runtime: Runtime;
+  /** The address actually bound, e.g. https://127.0.0.1:8443 (port resolved when 0 was asked). */
+  url: string;
+  caCertPath: string | null;
+  close(): Promise<void>;
+}
+
+const TLS_HANDSHAKE = 0x16;
+const FIRST_BYTE_TIMEOUT_MS = 15_000;
+
+async function loadTls(config: Config, log: (m: string) => void) {
+  if (config.tls) {
+    const [cert, key] = await Promise.all([fs.readFile(config.tls.certFile, 'utf8'), fs.readFile(config.tls.keyFile, 'utf8')]);
+    return { cert, key, caCertPath: null };
+  }
+  const local = await ensureLocalTls({ dir: path.join(config.dataDir, 'tls'), hosts: [new URL(config.publicUrl).hostname], log });
+  if (local.created) log(`created a local certificate authority; to trust it:\n${trustInstructions(local.caCertPath, config.publicUrl)}`);
+  return local;
+}
+
+function isTrustedProxy(address: string | undefined, trusted: string[]): boolean {
+  if (!address || trusted.length === 0) return false;
+  try {
+    const ip = ipaddr.process(address);
+    return trusted.some((entry) => {
+      if (!entry.includes('/')) return ipaddr.process(entry).toString() === ip.toString();
+      const [range, bits] = ipaddr.parseCIDR(entry);
+      return ip.kind() === range.kind() && ip.match([range, bits]);
+    });
+  } catch {
+    return false;
+  }
+}
+
+/** Plain HTTP on the HTTPS port: served only from a trusted TLS-terminating proxy, otherwise a readable error. */
+function plainHttpHandler(config: Config, appHandler: http.RequestListener): http.RequestListener {
+  return (req, res) => {
+    if (req.headers['x-forwarded-proto'] === 'https' && isTrustedProxy(req.socket.remoteAddress, config.trustProxy)) return appHandler(req, res);
+    const target = `${config.publicUrl}${req.url ?? '/'}`;
+    const body = JSON.stringify({
+      meta: { request_id: newId('request'), org_id: null, project_id: null, version: API_VERSION_DEFAULT, type: 'error' },
+      data: null,
+      error: { code: 'https_required', message: `mediad only answers over HTTPS: use ${target}`, status: 400 },
+      links: { self: target },
+    });
+    res.writeHead(400, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' });
+    res.end(body);
+  };
+}
+
+/**
+ * One port speaks both: the first byte of a connection tells a TLS handshake (0x16)
+ * from plain HTTP, which gets an https_required answer instead of a reset.
+ */
+function sniffProtocol(httpsServer: https.Server, plainServer: http.Server): void {
+  const tlsListeners = httpsServer.listeners('connection') as ((s: Socket) => void)[];
+  httpsServer.removeAllListeners('connection');
+  httpsServer.on('connection', (socket: Socket) => {
+    socket.setTimeout(FIRST_BYTE_TIMEOUT_MS, () => socket.destroy());
+    socket.once('data', (chunk: Buffer) => {
+      socket.setTimeout(0);
+      socket.pause();
+      socket.unshift(chunk);
+      // The TLS wrapper replays data already buffered on the socket; resuming would drain it first.
+      if (chunk[0] === TLS_HANDSHAKE) for (const l of tlsListeners) l.call(httpsServer, socket);
+      else {
+        plainServer.emit('connection', socket);
+        socket.resume();
+      }
+    });
+  });
+}
+
+export async function startServer(config: Config): Promise<RunningServer> {
+  const log = createLogger(config);
+  const tls = await loadTls(config, (m) => log.info(m));
+  const runtime = await createRuntime(config, log);
+  let plainServer: http.Server | undefined;
+  const app = await buildApp(runtime.deps, {
+    serverFactory: (handler) => {
+      const httpsServer = https.createServer({ cert: tls.cert, key: tls.key }, handler);
+      plainServer = http.createServer(plainHttpHandler(config, handler));
+      sniffProtocol(httpsServer, plainServer);
+      return httpsServer;
+    },
+  });
+  await app.listen({ host: config.host, port: config.port, listenTextResolver: (address) => `listening at ${address.replace(/^http:/, 'https:')}` });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  const url = `https://${host}:${port}`;
+  log.info({ url, publicUrl: config.publicUrl, database: config.database.dialect, dataDir: config.dataDir }, 'mediad is listening');
+  const background = startBackground(runtime, config);
+  const pool = background.pool;
+  const keys = await runtime.deps.db.selectFrom('api_keys').select('id').where('revoked', 'is', null).limit(1).execute();
+  if (keys.length === 0) log.warn('no API keys yet: create one with `npm run mediad -- keys create --org <name> --project <name>`');
+
+  let closing: Promise<void> | undefined;
+  return {
+    app,
+    pool,
+    runtime,
+    url,
+    caCertPath: tls.caCertPath,
+    close() {
+      closing ??= (async () => {
+        await app.close();
+        await background.stop();
+        plainServer?.closeAllConnections();
+        await runtime.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+/** Task workers, event dispatch and webhook delivery in this process. */
+export interface Background {
+  pool: WorkerPool | null;
+  stop(): Promise<void>;
+}
+
+/** serve runs workers unless MEDIAD_SERVE_WORKERS=false; webhooks are always delivered. */
+export function startBackground(runtime: Runtime, config: Config, workerRole = false): Background {
+  const concurrency = workerRole ? Math.max(1, config.workers.concurrency) : config.workers.concurrency;
+  const pool = concurrency > 0 && (workerRole || config.workers.inServe) ? new WorkerPool(runtime.deps, { ...config.workers, concurrency }) : null;
+  pool?.start();
+  if (pool) runtime.deps.log.info({ concurrency, owner: pool.owner }, 'task workers started');
+  const deliverer = new WebhookDeliverer(runtime.deps, { concurrency: 8, pollMs: 1000 });
+  deliverer.start();
+  const dispatcher = new EventDispatcher(runtime.deps, [automationConsumer, endpointConsumer], 250);
+  dispatcher.start();
+  return {
+    pool,
+    async stop() {
+      await dispatcher.stop();
+      await pool?.stop();
+      await deliverer.stop();
+    },
+  };
+}
+
+/** `mediad worker`: workers only, sharing the data dir and database with serve. */
+export async function startWorker(config: Config): Promise<{ pool: WorkerPool; close(): Promise<void> }> {
+  const runtime = await createRuntime(config);
+  const background = startBackground(runtime, config, true);
+  const metrics = await startWorkerMetrics(runtime, config);
+  return {
+    pool: background.pool!,
+    async close() {
+      await metrics?.close();
+      await background.stop();
+      await runtime.close();
+    },
+  };
+}
+
+/**
+ * A worker has no API, but its task series live in its own process: with
+ * MEDIAD_WORKER_METRICS_PORT it serves GET /metrics (same token rules) over HTTPS.
+ */
+async function startWorkerMetrics(runtime: Runtime, config: Config): Promise<FastifyInstance | null> {
+  if (!config.workers.metricsPort) return null;
+  const tls = await loadTls(config, (m) => runtime.deps.log.info(m));
+  const app = Fastify({ https: { cert: tls.cert, key: tls.key }, loggerInstance: runtime.deps.log, genReqId: () => newId('request') }) as unknown as FastifyInstance;
+  registerErrorHandling(app);
+  await app.register(metricsRoutes, { deps: runtime.deps });
+  await app.listen({ host: config.host, port: config.workers.metricsPort, listenTextResolver: (a) => `metrics listening at ${a.replace(/^http:/, 'https:')}` });
+  return app;
+}

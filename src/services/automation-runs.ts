@@ -1,0 +1,65 @@
+import type { Kysely } from 'kysely';
+import { iso } from '../deps.js';
+import { newId } from '../ids.js';
+import type { Database, FilesTable } from '../db/schema.js';
+import type { EventConsumer } from '../events/dispatcher.js';
+import { evaluate } from '../workflows/conditions.js';
+import { FILE_COLUMNS } from '../db/queries/files.js';
+import { findMedia } from './media.js';
+import { toFileObject } from './representations.js';
+import { conditionSubject } from '../workflows/subject.js';
+import { fileSummary } from './task-representation.js';
+import { insertPendingTask } from '../queue/new-task.js';
+import type { Trigger } from './automations.js';
+
+type FileRow = Pick<FilesTable, (typeof FILE_COLUMNS)[number]>;
+
+/** The file a run works on: the media's original for media events, the file itself, or a task's output. */
+async function inputFileFor(trx: Kysely<Database>, projectId: string, type: string, data: Record<string, unknown>): Promise<FileRow | undefined> {
+  const files = trx.selectFrom('files').select(FILE_COLUMNS).where('project_id', '=', projectId);
+  if (type.startsWith('media.')) {
+    const rows = await files.where('media_id', '=', String(data.id)).orderBy('created').execute();
+    return rows.find((f) => f.ref === 'original') ?? rows[0];
+  }
+  if (type.startsWith('file.')) return files.where('id', '=', String(data.id)).executeTakeFirst();
+  const output = data.output as { id?: string } | null | undefined;
+  if (type.startsWith('task.') && output?.id) return files.where('id', '=', output.id).executeTakeFirst();
+  return undefined;
+}
+
+/**
+ * Starts a workflow task for each active automation whose trigger matches the event. The
+ * automation_runs key (event, automation) makes a redelivered event a no-op.
+ */
+export const automationConsumer: EventConsumer = async (deps, trx, event) => {
+  const automations = (await trx.selectFrom('automations').selectAll().where('project_id', '=', event.project_id).where('status', '=', 'active').execute())
+    .filter((a) => (JSON.parse(a.trigger) as Trigger).event === event.type);
+  if (automations.length === 0) return { tasks: 0, deliveries: 0 };
+
+  const data = JSON.parse(event.data) as Record<string, unknown>;
+  const file = await inputFileFor(trx, event.project_id, event.type, data);
+  if (!file) {
+    deps.log.info({ event: event.id, type: event.type }, 'automation trigger skipped: the event has no file to work on');
+    return { tasks: 0, deliveries: 0 };
+  }
+  const { publicUrl } = deps.config;
+  const media = await findMedia(trx, event.project_id, file.media_id);
+  const subject = conditionSubject(publicUrl, media, file);
+
+  let started = 0;
+  for (const automation of automations) {
+    const trigger = JSON.parse(automation.trigger) as Trigger;
+    if (trigger.conditions && !evaluate(trigger.conditions, subject).continue) continue;
+    const now = iso(deps.clock.now());
+    const taskId = newId('task');
+    const claimed = await trx.insertInto('automation_runs').values({ event_id: event.id, automation_id: automation.id, task_id: taskId, created: now })
+      .onConflict((oc) => oc.columns(['event_id', 'automation_id']).doNothing()).executeTakeFirst();
+    if (Number(claimed.numInsertedOrUpdatedRows ?? 0n) === 0) continue;
+    await insertPendingTask(trx, {
+      id: taskId, project_id: event.project_id, kind: 'workflow', input_file_id: file.id, input: JSON.stringify(fileSummary(toFileObject(publicUrl, file))),
+      options: { workflow: JSON.parse(automation.workflow) }, automation_id: automation.id,
+    }, now);
+    started++;
+  }
+  return { tasks: started, deliveries: 0 };
+};

@@ -1,0 +1,108 @@
+import type { Kysely } from 'kysely';
+import type { Deps } from '../deps.js';
+import { eventsRecorded } from '../events/dispatcher.js';
+import { iso } from '../deps.js';
+import { AppError } from '../errors.js';
+import { newId } from '../ids.js';
+import type { Database } from '../db/schema.js';
+import { bumpCounter, readCounter } from '../db/queries/counters.js';
+import { recordEvent } from '../db/queries/events.js';
+import { FILE_COLUMNS } from '../db/queries/files.js';
+import type { Page } from '../http/envelope.js';
+import { toFileObject, toMediaObject, type FileRow, type MediaObject, type MediaRow } from './representations.js';
+
+type Scope = { projectId: string };
+
+
+export async function findMedia(db: Kysely<Database>, projectId: string, id: string): Promise<MediaRow | undefined> {
+  return db.selectFrom('media').selectAll().where('project_id', '=', projectId).where('id', '=', id).executeTakeFirst();
+}
+
+/** Files of several media in one query, oldest first, grouped by media id. */
+export async function mediaFiles(db: Kysely<Database>, mediaIds: string[]): Promise<Map<string, FileRow[]>> {
+  const byMedia = new Map<string, FileRow[]>(mediaIds.map((id) => [id, []]));
+  if (mediaIds.length === 0) return byMedia;
+  const rows = await db.selectFrom('files').select(FILE_COLUMNS).where('media_id', 'in', mediaIds).orderBy('created').orderBy('id').execute();
+  for (const r of rows) byMedia.get(r.media_id)?.push(r);
+  return byMedia;
+}
+
+const notFound = (id: string) => new AppError('not_found', `no media ${id} in this project`);
+
+async function present(deps: Deps, db: Kysely<Database>, row: MediaRow): Promise<MediaObject> {
+  const files = await mediaFiles(db, [row.id]);
+  return toMediaObject(deps.config.publicUrl, row, files.get(row.id) ?? []);
+}
+
+export interface MediaInput {
+  title?: string | null;
+  alt?: string | null;
+  metadata?: Record<string, unknown>;
+}
+
+/** POST /media: an empty media that files are attached to later (POST /files with media_id). */
+export async function createMedia(deps: Deps, scope: Scope, input: MediaInput): Promise<MediaObject> {
+  return deps.db.transaction().execute(async (trx) => {
+    const now = iso(deps.clock.now());
+    const row: MediaRow = {
+      id: newId('media'), project_id: scope.projectId, kind: null, title: input.title ?? null, alt: input.alt ?? null,
+      width: null, height: null, duration: null, background: null, metadata: JSON.stringify(input.metadata ?? {}), created: now, updated: now,
+    };
+    await trx.insertInto('media').values(row).execute();
+    await bumpCounter(trx, scope.projectId, 'media', 1);
+    const media = toMediaObject(deps.config.publicUrl, row, []);
+    await recordEvent(trx, scope.projectId, 'media.created', media, now);
+    return media;
+  }).finally(eventsRecorded);
+}
+
+export async function getMedia(deps: Deps, scope: Scope, id: string): Promise<MediaObject> {
+  const row = await findMedia(deps.db, scope.projectId, id);
+  if (!row) throw notFound(id);
+  return present(deps, deps.db, row);
+}
+
+export async function listMedia(deps: Deps, scope: Scope, page: number, limit: number): Promise<Page<MediaObject>> {
+  const [rows, total] = await Promise.all([
+    deps.db.selectFrom('media').selectAll().where('project_id', '=', scope.projectId)
+      .orderBy('created', 'desc').orderBy('id', 'desc').limit(limit).offset((page - 1) * limit).execute(),
+    readCounter(deps.db, scope.projectId, 'media'),
+  ]);
+  const files = await mediaFiles(deps.db, rows.map((r) => r.id));
+  return { items: rows.map((r) => toMediaObject(deps.config.publicUrl, r, files.get(r.id) ?? [])), total, page, limit };
+}
+
+/** PATCH /media/{id}: only the properties sent change; `updated` moves. */
+export async function updateMedia(deps: Deps, scope: Scope, id: string, patch: MediaInput): Promise<MediaObject> {
+  return deps.db.transaction().execute(async (trx) => {
+    const now = iso(deps.clock.now());
+    const changes: Partial<MediaRow> = { updated: now };
+    if (patch.title !== undefined) changes.title = patch.title;
+    if (patch.alt !== undefined) changes.alt = patch.alt;
+    if (patch.metadata !== undefined) changes.metadata = JSON.stringify(patch.metadata);
+    const res = await trx.updateTable('media').set(changes).where('project_id', '=', scope.projectId).where('id', '=', id).executeTakeFirst();
+    if (Number(res.numUpdatedRows) === 0) throw notFound(id);
+    const media = await present(deps, trx, (await findMedia(trx, scope.projectId, id))!);
+    await recordEvent(trx, scope.projectId, 'media.updated', media, now);
+    return media;
+  }).finally(eventsRecorded);
+}
+
+/** DELETE /media/{id}: the media and all its files; rows first, then bytes. */
+export async function deleteMedia(deps: Deps, scope: Scope, id: string): Promise<void> {
+  const blobKeys = await deps.db.transaction().execute(async (trx) => {
+    const row = await findMedia(trx, scope.projectId, id);
+    if (!row) throw notFound(id);
+    const now = iso(deps.clock.now());
+    const files = await trx.selectFrom('files').select([...FILE_COLUMNS, 'blob_key']).where('media_id', '=', id).execute();
+    for (const f of files) await recordEvent(trx, scope.projectId, 'file.deleted', toFileObject(deps.config.publicUrl, f), now);
+    await recordEvent(trx, scope.projectId, 'media.deleted', toMediaObject(deps.config.publicUrl, row, files), now);
+    await trx.deleteFrom('files').where('media_id', '=', id).execute();
+    await trx.deleteFrom('media').where('id', '=', id).execute();
+    await bumpCounter(trx, scope.projectId, 'files', -files.length);
+    await bumpCounter(trx, scope.projectId, 'media', -1);
+    return files.map((f) => f.blob_key);
+  });
+  eventsRecorded();
+  for (const key of blobKeys) await deps.blobs.delete(key);
+}

@@ -1,0 +1,76 @@
+import type { FilesTable, MediaTable } from '../db/schema.js';
+
+// The resource shapes the API shows (SPEC 2.2, 2.3). Events carry the same shapes.
+
+export type FileRow = Pick<FilesTable, 'id' | 'project_id' | 'media_id' | 'kind' | 'format' | 'type' | 'width' | 'height' | 'duration' | 'filesize' | 'folder' | 'filename' | 'ref' | 'metadata' | 'status' | 'created' | 'updated'>;
+export type MediaRow = MediaTable;
+
+const TIME_BASED = new Set(['video', 'audio']);
+
+function encodePath(folder: string, filename: string): string {
+  const segments = folder ? folder.split('/') : [];
+  return [...segments, filename].map(encodeURIComponent).join('/');
+}
+
+/** The delivery address of a file: /d/<project>/<folder>/<filename> under the public URL. */
+export function deliveryUrl(publicUrl: string, projectId: string, folder: string, filename: string): string {
+  return `${publicUrl}/d/${projectId}/${encodePath(folder, filename)}`;
+}
+
+/** Fields shared by standalone and embedded files; measures are omitted where they do not apply. */
+function fileCore(publicUrl: string, row: FileRow) {
+  return {
+    id: row.id,
+    object: 'source' as const,
+    kind: row.kind,
+    format: row.format ?? undefined,
+    type: row.type,
+    width: row.width ?? undefined,
+    height: row.height ?? undefined,
+    duration: TIME_BASED.has(row.kind) && row.duration !== null ? row.duration : undefined,
+    filesize: Number(row.filesize),
+    folder: row.folder,
+    filename: row.filename,
+    url: deliveryUrl(publicUrl, row.project_id, row.folder, row.filename),
+    ref: row.ref,
+    created: row.created,
+    updated: row.updated,
+  };
+}
+
+/** Most files carry no metadata; skip parsing the common empty object. */
+const parseMetadata = (text: string): Record<string, unknown> => (text === '{}' ? {} : (JSON.parse(text) as Record<string, unknown>));
+
+export function toFileObject(publicUrl: string, row: FileRow) {
+  return { ...fileCore(publicUrl, row), media_id: row.media_id, metadata: parseMetadata(row.metadata), status: row.status };
+}
+export type FileObject = ReturnType<typeof toFileObject>;
+
+/** Files embedded in a media omit media_id, metadata and status (SPEC 2.3). */
+export function toEmbeddedFile(publicUrl: string, row: FileRow) {
+  return fileCore(publicUrl, row);
+}
+
+export function toMediaObject(publicUrl: string, media: MediaRow, files: FileRow[]) {
+  const embedded = files.map((f) => toEmbeddedFile(publicUrl, f));
+  const urls: Record<string, string> = {};
+  // Files come oldest first, so when two files share a ref the newest one wins.
+  for (const f of embedded) if (f.ref) urls[f.ref] = f.url;
+  return {
+    id: media.id,
+    object: 'media' as const,
+    kind: media.kind,
+    title: media.title,
+    alt: media.alt,
+    width: media.width ?? undefined,
+    height: media.height ?? undefined,
+    duration: media.duration ?? undefined,
+    files: embedded,
+    urls,
+    background: media.background,
+    metadata: parseMetadata(media.metadata),
+    created: media.created,
+    updated: media.updated,
+  };
+}
+export type MediaObject = ReturnType<typeof toMediaObject>;

@@ -1,0 +1,44 @@
+import type { TasksTable } from '../db/schema.js';
+import type { FileObject } from './representations.js';
+
+/** SPEC 2.4 input/output: a compact file summary. */
+export function fileSummary(f: FileObject) {
+  return {
+    id: f.id, object: f.object, kind: f.kind, type: f.type, width: f.width, height: f.height, duration: f.duration,
+    filesize: f.filesize, url: f.url, ref: f.ref, media_id: f.media_id,
+  };
+}
+export type FileSummary = ReturnType<typeof fileSummary>;
+
+export function toTaskObject(row: TasksTable) {
+  return {
+    id: row.id,
+    object: 'task' as const,
+    kind: row.kind,
+    input: row.input ? (JSON.parse(row.input) as Record<string, unknown>) : row.input_url ? { url: row.input_url } : null,
+    options: JSON.parse(row.options) as Record<string, unknown>,
+    output: row.output ? (JSON.parse(row.output) as Record<string, unknown>) : null,
+    status: row.status,
+    progress: row.progress,
+    error: row.error && row.status === 'failed' ? (JSON.parse(row.error) as { code: string; message: string }) : undefined,
+    attempts: row.attempts,
+    parent_id: row.parent_id ?? undefined,
+    automation_id: row.automation_id ?? undefined,
+    results: row.results ? (JSON.parse(row.results) as Record<string, unknown>) : undefined,
+    webhook_url: row.webhook_url ?? undefined,
+    created: row.created,
+    updated: row.updated,
+    started: row.started ?? undefined,
+    finished: row.finished ?? undefined,
+  };
+}
+export type TaskObject = ReturnType<typeof toTaskObject>;
+
+/** A workflow's steps as GET /tasks/{id} lists them. */
+export interface WorkflowChildSummary {
+  id: string;
+  object: 'task';
+  kind: string;
+  status: string;
+  output_file_id: string | null;
+}

@@ -1,0 +1,33 @@
+import { open } from 'node:fs/promises';
+
+// Small fs wrappers shared by the disk blob store.
+
+/** fsync a file (data and size) and return its stat; directories are only stat'ed. */
+export async function syncFile(file: string, flags: 'r' | 'r+') {
+  const fh = await open(file, flags);
+  try {
+    const st = await fh.stat();
+    if (st.isFile()) await fh.sync();
+    return st;
+  } finally {
+    await fh.close();
+  }
+}
+
+export async function fsyncDir(dir: string): Promise<void> {
+  const fh = await open(dir, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+export const errCode = (err: unknown) => (err as NodeJS.ErrnoException | null)?.code;
+
+/** ENOENT/ENOTDIR mean "no such blob": resolve to undefined; rethrow anything else. */
+export function ignoreMissing(err: unknown): undefined {
+  const code = errCode(err);
+  if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+  throw err;
+}

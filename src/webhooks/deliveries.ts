@@ -1,0 +1,107 @@
+import type { Kysely } from 'kysely';
+import { iso } from '../deps.js';
+import { AppError } from '../errors.js';
+import { newId } from '../ids.js';
+import type { Database, WebhookAttemptsTable, WebhookDeliveriesTable } from '../db/schema.js';
+import type { Page } from '../http/envelope.js';
+import { taskSignals, WEBHOOK_READY } from '../queue/signal.js';
+
+// Endpoint deliveries as rows: how the API shows them, the manual retry, and failing the
+// pending ones of an endpoint that was disabled or deleted.
+
+export const NOT_SENT_DISABLED = 'not sent: the webhook endpoint is disabled';
+export const NOT_SENT_DELETED = 'not sent: the webhook endpoint was deleted';
+
+export type DeliveryStatus = WebhookDeliveriesTable['status'];
+
+function toAttemptObject(a: WebhookAttemptsTable) {
+  const ok = a.status_code !== null && a.status_code >= 200 && a.status_code <= 299 && a.error === null;
+  return { attempt: a.attempt, status: ok ? ('succeeded' as const) : ('failed' as const), status_code: a.status_code, duration_ms: a.duration_ms, error: a.error, created: a.created };
+}
+
+export function toDeliveryObject(d: WebhookDeliveriesTable, attempts: WebhookAttemptsTable[]) {
+  return {
+    id: d.id,
+    object: 'webhook_delivery' as const,
+    endpoint_id: d.endpoint_id,
+    event_id: d.event_id,
+    event_type: d.event_type,
+    url: d.url,
+    status: d.status,
+    // When the next attempt is due; null once the delivery is delivered or failed.
+    next_attempt: d.status === 'pending' ? d.next_attempt : null,
+    attempts: attempts.map(toAttemptObject),
+    created: d.created,
+    updated: d.updated,
+  };
+}
+export type DeliveryObject = ReturnType<typeof toDeliveryObject>;
+
+async function withAttempts(db: Kysely<Database>, rows: WebhookDeliveriesTable[]): Promise<DeliveryObject[]> {
+  if (rows.length === 0) return [];
+  const attempts = await db.selectFrom('webhook_attempts').selectAll().where('delivery_id', 'in', rows.map((r) => r.id)).orderBy('attempt').orderBy('created').execute();
+  const byDelivery = new Map<string, WebhookAttemptsTable[]>(rows.map((r) => [r.id, []]));
+  for (const a of attempts) byDelivery.get(a.delivery_id)?.push(a);
+  return rows.map((r) => toDeliveryObject(r, byDelivery.get(r.id) ?? []));
+}
+
+/** Newest first, each with its attempts in order. */
+export async function listDeliveries(db: Kysely<Database>, endpointId: string, page: number, limit: number, status?: DeliveryStatus): Promise<Page<DeliveryObject>> {
+  let q = db.selectFrom('webhook_deliveries').where('endpoint_id', '=', endpointId);
+  if (status) q = q.where('status', '=', status);
+  const [rows, total] = await Promise.all([
+    q.selectAll().orderBy('created', 'desc').orderBy('id', 'desc').limit(limit).offset((page - 1) * limit).execute(),
+    q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow().then((r) => Number(r.n)),
+  ]);
+  return { items: await withAttempts(db, rows), total, page, limit };
+}
+
+async function findDelivery(db: Kysely<Database>, endpointId: string, id: string): Promise<WebhookDeliveriesTable> {
+  const row = await db.selectFrom('webhook_deliveries').selectAll().where('endpoint_id', '=', endpointId).where('id', '=', id).executeTakeFirst();
+  if (!row) throw new AppError('not_found', `no delivery ${id} for webhook endpoint ${endpointId}`);
+  return row;
+}
+
+export async function getDelivery(db: Kysely<Database>, endpointId: string, id: string): Promise<DeliveryObject> {
+  const [obj] = await withAttempts(db, [await findDelivery(db, endpointId, id)]);
+  return obj!;
+}
+
+/**
+ * Schedules a delivery now, whatever its status: a pending one is brought forward, a failed
+ * one resumes its schedule, a delivered one is sent again (same webhook-id, so receivers that
+ * dedupe by id see a duplicate). It goes to the endpoint's current url, so fixing the url
+ * and retrying reaches the receiver. The endpoint must be active.
+ */
+export async function retryDelivery(trx: Kysely<Database>, endpoint: { id: string; url: string; status: string }, id: string, now: Date): Promise<DeliveryObject> {
+  const row = await findDelivery(trx, endpoint.id, id);
+  if (endpoint.status !== 'active') throw new AppError('conflict', `webhook endpoint ${endpoint.id} is disabled; enable it (PATCH status active) before retrying its deliveries`);
+  await trx.updateTable('webhook_deliveries').set({ status: 'pending', next_attempt: iso(now), url: endpoint.url, updated: iso(now) }).where('id', '=', row.id).execute();
+  return getDelivery(trx, endpoint.id, id);
+}
+
+/** Wakes the deliverer of this process (others poll); call after the retry committed. */
+export function deliveriesReady(): void {
+  taskSignals.emit(WEBHOOK_READY);
+}
+
+/**
+ * Fails the endpoint's pending deliveries that are not in flight, each with an attempt that
+ * says why nothing was sent. One in flight finishes; the deliverer checks the endpoint
+ * before any later attempt.
+ */
+export async function failPendingDeliveries(trx: Kysely<Database>, endpointId: string, reason: string, now: Date): Promise<number> {
+  const rows = await trx.selectFrom('webhook_deliveries').select(['id', 'attempts'])
+    .where('endpoint_id', '=', endpointId).where('status', '=', 'pending')
+    .where((w) => w.or([w('lease_expires', 'is', null), w('lease_expires', '<', iso(now))]))
+    .execute();
+  for (let i = 0; i < rows.length; i += 200) {
+    const chunk = rows.slice(i, i + 200);
+    await trx.insertInto('webhook_attempts').values(chunk.map((r) => ({
+      id: newId('attempt'), delivery_id: r.id, attempt: r.attempts + 1, status_code: null, error: reason, duration_ms: 0, created: iso(now),
+    }))).execute();
+    await trx.updateTable('webhook_deliveries').set((eb) => ({ status: 'failed' as const, attempts: eb('attempts', '+', 1), lease_expires: null, updated: iso(now) }))
+      .where('id', 'in', chunk.map((r) => r.id)).execute();
+  }
+  return rows.length;
+}

@@ -1,0 +1,90 @@
+// Conditions of workflow steps and automation triggers (reference.md Decisions 7):
+// `{prop, value, op?}`, all must hold. Equality by default (strings case-insensitively,
+// numbers numerically); `op` adds thresholds. Pure: the caller supplies the subject.
+
+export const CONDITION_OPS = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'contains', 'exists'] as const;
+export type ConditionOp = (typeof CONDITION_OPS)[number];
+
+export interface Condition {
+  prop: string;
+  value?: unknown;
+  op?: ConditionOp;
+}
+
+/** What props are read from: media fields, `file.<field>` (the input file), `metadata.<key>` (the media's). */
+export interface ConditionSubject {
+  media: Record<string, unknown> | null;
+  file: Record<string, unknown> | null;
+}
+
+export interface ConditionResults {
+  passed: Condition[];
+  failed: Condition[];
+  continue: boolean;
+}
+
+export function resolveProp(subject: ConditionSubject, prop: string): unknown {
+  const [head, ...rest] = prop.split('.');
+  let base: unknown;
+  let path = rest;
+  if (head === 'file') base = subject.file;
+  else if (head === 'metadata') base = subject.media?.metadata;
+  else if (head === 'media') base = subject.media;
+  else {
+    base = subject.media;
+    path = [head!, ...rest];
+  }
+  for (const key of path) {
+    if (base === null || typeof base !== 'object') return undefined;
+    base = (base as Record<string, unknown>)[key];
+  }
+  return base;
+}
+
+const asNumber = (v: unknown): number | null => {
+  if (typeof v === 'number') return v;
+  if (typeof v === 'string' && v.trim() !== '' && !Number.isNaN(Number(v))) return Number(v);
+  return null;
+};
+
+function equal(actual: unknown, expected: unknown): boolean {
+  const a = asNumber(actual);
+  const e = asNumber(expected);
+  if (a !== null && e !== null) return a === e;
+  if (typeof actual === 'string' && typeof expected === 'string') return actual.toLowerCase() === expected.toLowerCase();
+  if (typeof actual === 'boolean' || typeof expected === 'boolean') return String(actual) === String(expected);
+  return actual === expected;
+}
+
+function compare(actual: unknown, expected: unknown, test: (a: number, e: number) => boolean): boolean {
+  const a = asNumber(actual);
+  const e = asNumber(expected);
+  return a !== null && e !== null && test(a, e);
+}
+
+export function holds(c: Condition, subject: ConditionSubject): boolean {
+  const actual = resolveProp(subject, c.prop);
+  switch (c.op ?? 'eq') {
+    case 'eq': return equal(actual, c.value);
+    case 'ne': return !equal(actual, c.value);
+    case 'gt': return compare(actual, c.value, (a, e) => a > e);
+    case 'gte': return compare(actual, c.value, (a, e) => a >= e);
+    case 'lt': return compare(actual, c.value, (a, e) => a < e);
+    case 'lte': return compare(actual, c.value, (a, e) => a <= e);
+    case 'in': {
+      const options = Array.isArray(c.value) ? c.value : String(c.value ?? '').split(',').map((s) => s.trim());
+      return options.some((o) => equal(actual, o));
+    }
+    case 'contains':
+      if (Array.isArray(actual)) return actual.some((x) => equal(x, c.value));
+      return typeof actual === 'string' && typeof c.value === 'string' && actual.toLowerCase().includes(c.value.toLowerCase());
+    case 'exists': return (actual !== undefined && actual !== null) === (c.value === undefined ? true : c.value === true || c.value === 'true');
+  }
+}
+
+export function evaluate(conditions: Condition[], subject: ConditionSubject): ConditionResults {
+  const passed: Condition[] = [];
+  const failed: Condition[] = [];
+  for (const c of conditions) (holds(c, subject) ? passed : failed).push(c);
+  return { passed, failed, continue: failed.length === 0 };
+}

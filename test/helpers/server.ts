@@ -1,0 +1,128 @@
+import fs from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { Agent, request } from 'undici';
+import { loadConfig } from '../../src/config.js';
+import { createKey } from '../../src/services/keys.js';
+import { startServer, type RunningServer } from '../../src/server.js';
+
+export interface ApiResponse<T = any> {
+  status: number;
+  headers: Record<string, string>;
+  json: T;
+  text: string;
+}
+
+export interface TestServer {
+  server: RunningServer;
+  base: string;
+  dataDir: string;
+  agent: Agent;
+  /** A new key for org/project (created when missing). */
+  key(org?: string, project?: string): Promise<{ key: string; org_id: string; project_id: string; key_id: string }>;
+  call<T = any>(method: string, urlPath: string, opts?: CallOptions): Promise<ApiResponse<T>>;
+  stop(): Promise<void>;
+}
+
+export interface CallOptions {
+  key?: string;
+  body?: unknown;
+  raw?: string | Buffer;
+  headers?: Record<string, string>;
+}
+
+/**
+ * With MEDIAD_TEST_DATABASE_URL=postgres://… each test server gets a fresh PostgreSQL
+ * database, dropped at stop; otherwise the server's default SQLite file is used.
+ */
+async function testDatabase() {
+  const adminUrl = process.env.MEDIAD_TEST_DATABASE_URL;
+  if (!adminUrl) return null;
+  const name = `mediad_test_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    dialect: 'postgres' as const,
+    url: url.toString(),
+    poolSize: 10,
+    async drop() {
+      const c = new pg.Client({ connectionString: adminUrl });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
+
+export async function freePort(): Promise<number> {
+  const srv = net.createServer();
+  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+  const port = (srv.address() as net.AddressInfo).port;
+  await new Promise((resolve) => srv.close(resolve));
+  return port;
+}
+
+/** Starts mediad over real HTTPS on 127.0.0.1 with a fresh data dir; `env` overrides configuration. */
+export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'mediad-test-'));
+  const port = await freePort();
+  const config = loadConfig({
+    MEDIAD_DATA_DIR: dataDir,
+    MEDIAD_HOST: '127.0.0.1',
+    MEDIAD_PORT: String(port),
+    MEDIAD_PUBLIC_URL: `https://localhost:${port}`,
+    MEDIAD_LOG_LEVEL: 'silent',
+    // Tests poll hard; the rate-limit tests set a limit of their own.
+    MEDIAD_RATE_LIMIT_PER_MINUTE: '0',
+    ...env,
+  });
+  const database = await testDatabase();
+  if (database) Object.assign(config, { database });
+  const server = await startServer(config);
+  const ca = await fs.readFile(server.caCertPath!, 'utf8');
+  const agent = new Agent({ connect: { ca, servername: 'localhost' }, connections: 64 });
+  const base = `https://localhost:${port}`;
+
+  const call = async <T>(method: string, urlPath: string, opts: CallOptions = {}): Promise<ApiResponse<T>> => {
+    const headers: Record<string, string> = { ...opts.headers };
+    if (opts.key) headers.authorization = `Bearer ${opts.key}`;
+    let body: string | Buffer | undefined = opts.raw;
+    if (opts.body !== undefined) {
+      body = JSON.stringify(opts.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const url = urlPath.startsWith('https://') ? urlPath : `${base}${urlPath}`;
+    const res = await request(url, { method: method as 'GET', headers, body, dispatcher: agent });
+    const text = await res.body.text();
+    let json: any;
+    try {
+      json = text ? JSON.parse(text) : undefined;
+    } catch {
+      json = undefined;
+    }
+    const flat: Record<string, string> = {};
+    for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) flat[k] = Array.isArray(v) ? v.join(', ') : v;
+    return { status: res.statusCode, headers: flat, json, text };
+  };
+
+  return {
+    server,
+    base,
+    dataDir,
+    agent,
+    key: (org = 'acme', project = 'default') => createKey(server.runtime.deps, org, project),
+    call,
+    async stop() {
+      await agent.close();
+      await server.close();
+      await database?.drop();
+      await fs.rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
