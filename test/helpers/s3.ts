@@ -1,27 +1,21 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { CreateBucketCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { createS3Client } from '../../src/storage/s3-blob-store.js';
 
 // s3rver runs in a child process: its ListObjectsV2 continuation tokens use DES, which Node 20's
 // OpenSSL 3 only has with --openssl-legacy-provider (in-process, paginated lists fail with
 // ERR_OSSL_EVP_UNSUPPORTED). It also keeps the server's memory out of this process's measurements.
-const SERVER_SCRIPT = `
-const S3rver = require(process.env.S3RVER_MODULE);
-const server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: process.env.S3RVER_DIR,
-  configureBuckets: [{ name: process.env.S3RVER_BUCKET }] });
-server.run().then((a) => process.stdout.write(JSON.stringify({ port: a.port }) + '\\n'));
-process.stdin.on('end', () => process.exit(0)).resume(); // the test process went away: stop
-`;
+const SERVER_SCRIPT = fileURLToPath(new URL('./s3rver-child.cjs', import.meta.url));
 
 async function spawnS3rver(directory: string, bucket: string): Promise<{ child: ChildProcess; port: number }> {
-  const env = { ...process.env, S3RVER_MODULE: createRequire(import.meta.url).resolve('s3rver'), S3RVER_DIR: directory, S3RVER_BUCKET: bucket };
-  const child = spawn(process.execPath, ['--openssl-legacy-provider', '-e', SERVER_SCRIPT], { env, stdio: ['pipe', 'pipe', 'inherit'] });
+  const env = { ...process.env, S3RVER_DIR: directory, S3RVER_BUCKET: bucket };
+  const child = spawn(process.execPath, ['--openssl-legacy-provider', SERVER_SCRIPT], { env, stdio: ['pipe', 'pipe', 'inherit'] });
   const [line] = (await Promise.race([
     once(createInterface({ input: child.stdout! }), 'line'),
     once(child, 'exit').then(([code]) => Promise.reject(new Error(`s3rver exited with ${String(code)} before listening`))),

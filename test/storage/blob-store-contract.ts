@@ -179,6 +179,11 @@ export function runBlobStoreContract(name: string, makeStore: () => Promise<Stor
       await store.checkWritable();
       assert.deepEqual(await listAll(store, ''), []);
     });
+
+    it('checkWritable run by many starting processes at once: all succeed, no keys left', async () => {
+      await Promise.all(Array.from({ length: 24 }, () => store.checkWritable()));
+      assert.deepEqual(await listAll(store, ''), []);
+    });
   });
 }
 
