@@ -8,7 +8,7 @@ import Database from 'better-sqlite3';
 import { newId } from '../src/ids.js';
 import { fileBlobKey } from '../src/storage/keys.js';
 import {
-  createKeyCli, fmt, freePort, mediadEnv, removeDir, request, startMediad, startRole, summarizeProfile, table, tempDataDir, verdict, wrk, writeResults,
+  cpuMs, createKeyCli, fmt, freePort, mediadEnv, removeDir, request, startMediad, startRole, summarizeProfile, table, tempDataDir, verdict, wrk, writeResults,
 } from './lib.js';
 
 const SCRIPT = fileURLToPath(import.meta.url);
@@ -127,13 +127,18 @@ async function main(): Promise<void> {
     for (const c of cases) {
       // BENCH_ONLY=b (say) measures one case only, e.g. to profile it alone; the table then shows zeros for the others.
       if (process.env.BENCH_ONLY && !c.name.startsWith(`(${process.env.BENCH_ONLY})`)) {
-        results.push({ ...c, rps: 0, p50Ms: 0, p99Ms: 0, requests: 0, errors: 'skipped' });
+        results.push({ ...c, rps: 0, p50Ms: 0, p99Ms: 0, requests: 0, cpuUsPerRequest: 0, errors: 'skipped' });
         continue;
       }
       console.log(`wrk ${c.name}: 3 s warm-up, ${SECONDS} s measured`);
-      const r = await wrk(c.url, auth, SECONDS);
+      await wrk(c.url, auth, 3, 0);
+      const server = c.url === bareUrl ? bare.pid : mediad.pid;
+      const cpuBefore = await cpuMs(server);
+      const r = await wrk(c.url, auth, SECONDS, 0);
+      // The server's own CPU per answer: what the code costs, apart from wrk sharing the two cores.
+      const cpuUsPerRequest = ((await cpuMs(server)) - cpuBefore) * 1000 / r.requests;
       if (r.errors) console.log(`  wrk reported: ${r.errors}`);
-      results.push({ ...c, rps: r.rps, p50Ms: r.p50Ms, p99Ms: r.p99Ms, requests: r.requests, errors: r.errors });
+      results.push({ ...c, rps: r.rps, p50Ms: r.p50Ms, p99Ms: r.p99Ms, requests: r.requests, cpuUsPerRequest, errors: r.errors });
     }
     const [a, b, c] = results as [typeof results[0], typeof results[0], typeof results[0]];
     const ratio = a.requests && c.requests ? a.rps / c.rps : null; // null: a case was skipped (BENCH_ONLY)
@@ -147,7 +152,7 @@ async function main(): Promise<void> {
       prof = await summarizeProfile(profDir);
     }
     console.log(`\nmediad API vs bare Fastify (wrk -t2 -c64 -d${SECONDS}s, HTTPS keep-alive, ${FILES} files seeded)\n`);
-    console.log(table(['case', 'req/s', 'p50 ms', 'p99 ms'], results.map((r) => [r.name, fmt(r.rps, 0), fmt(r.p50Ms, 2), fmt(r.p99Ms, 2)])));
+    console.log(table(['case', 'req/s', 'p50 ms', 'p99 ms', 'server CPU µs/req'], results.map((r) => [r.name, fmt(r.rps, 0), fmt(r.p50Ms, 2), fmt(r.p99Ms, 2), fmt(r.cpuUsPerRequest, 0)])));
     console.log(`\nratio (a)/(c) req/s  ${ratio === null ? '-' : fmt(ratio, 3)}   target >= ${TARGET_RATIO}   ${judge(ratioOk)}`);
     console.log(`list p99            ${fmt(b.p99Ms, 2)} ms   target < ${TARGET_LIST_P99_MS} ms   ${judge(p99Ok)}`);
     if (prof) {

@@ -132,6 +132,13 @@ export async function rssBytes(pid: number): Promise<number | null> {
   return m ? Number(m[1]) * 1024 : null;
 }
 
+/** CPU time (user + system) a process has used so far, in ms, from /proc/<pid>/stat (clock ticks of 10 ms). */
+export async function cpuMs(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // the command name may contain spaces
+  return (Number(fields[11]) + Number(fields[12])) * 10; // utime and stime, fields 14 and 15 of the whole line
+}
+
 export interface WrkResult { rps: number; p50Ms: number; p99Ms: number; requests: number; errors: string | null }
 
 const UNIT_MS: Record<string, number> = { us: 0.001, ms: 1, s: 1000, m: 60_000 };

@@ -3,7 +3,7 @@ import { API_VERSION_DEFAULT } from './version.js';
 
 // Builders for the SPEC 2.1 envelope. Handlers return data; these add meta and links.
 
-function baseMeta(req: FastifyRequest, type: 'object' | 'list' | 'error') {
+function baseMeta<T extends 'object' | 'list' | 'error'>(req: FastifyRequest, type: T) {
   return {
     request_id: req.id,
     org_id: req.auth?.orgId ?? null,
@@ -32,7 +32,8 @@ export function listBody<T>(req: FastifyRequest, collectionUrl: string, page: Pa
     return `${collectionUrl}?${params.toString()}`;
   };
   return {
-    meta: { ...baseMeta(req, 'list'), type: 'list' as const, limit: page.limit, total: page.total, page: page.page, pages },
+    // Object.assign, not a spread: a spread costs V8 far more on this hot path.
+    meta: Object.assign(baseMeta(req, 'list'), { limit: page.limit, total: page.total, page: page.page, pages }),
     data: page.items,
     error: null,
     links: {

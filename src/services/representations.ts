@@ -8,8 +8,8 @@ export type MediaRow = MediaTable;
 const TIME_BASED = new Set(['video', 'audio']);
 
 function encodePath(folder: string, filename: string): string {
-  const segments = folder ? folder.split('/') : [];
-  return [...segments, filename].map(encodeURIComponent).join('/');
+  const name = encodeURIComponent(filename);
+  return folder ? `${folder.split('/').map(encodeURIComponent).join('/')}/${name}` : name;
 }
 
 /** The delivery address of a file: /d/<project>/<folder>/<filename> under the public URL. */
@@ -42,7 +42,9 @@ function fileCore(publicUrl: string, row: FileRow) {
 const parseMetadata = (text: string): Record<string, unknown> => (text === '{}' ? {} : (JSON.parse(text) as Record<string, unknown>));
 
 export function toFileObject(publicUrl: string, row: FileRow) {
-  return { ...fileCore(publicUrl, row), media_id: row.media_id, metadata: parseMetadata(row.metadata), status: row.status };
+  // Object.assign, not a spread: spreading this object costs microseconds per file in V8,
+  // a fifth of a 20-file list page.
+  return Object.assign(fileCore(publicUrl, row), { media_id: row.media_id, metadata: parseMetadata(row.metadata), status: row.status });
 }
 export type FileObject = ReturnType<typeof toFileObject>;
 
