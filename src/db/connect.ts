@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { CompiledQuery, Kysely, Migrator, PostgresDialect, SqliteAdapter, SqliteDialect, sql, type DialectAdapter, type DatabaseConnection, type Driver, type Migration, type MigrationProvider, type SqliteDatabase } from 'kysely';
+import { CompiledQuery, Kysely, Migrator, PostgresDialect, SqliteAdapter, SqliteDialect, sql, type DialectAdapter, type DatabaseConnection, type Driver, type Migration, type MigrationProvider, type SqliteDatabase, type SqliteStatement } from 'kysely';
 import type { Config } from '../config.js';
 import type { Database } from './schema.js';
 import * as m001 from './migrations/001-core.js';
@@ -59,6 +59,34 @@ class ImmediateSqliteDialect extends SqliteDialect {
 
 const STATEMENT_CACHE_SIZE = 500;
 
+type RowBuilder = (values: unknown[]) => unknown;
+
+/**
+ * better-sqlite3 builds each result row as an object through V8's slow property-by-property
+ * API; rows as arrays come back at about 60% of the cost. A function compiled once per
+ * statement turns each array into a plain object literal, which V8 creates almost for free.
+ */
+function rowBuilder(columns: string[]): RowBuilder | null {
+  if (columns.includes('__proto__')) return null; // a literal key "__proto__" would set the prototype
+  const fields = columns.map((name, i) => `${JSON.stringify(name)}: v[${i}]`).join(', ');
+  return new Function('v', `return { ${fields} };`) as RowBuilder;
+}
+
+/** A statement as Kysely's SQLite driver uses it, reading rows as arrays when it returns rows. */
+function fastRows(stmt: SQLite.Statement): SqliteStatement {
+  const build = stmt.reader ? rowBuilder(stmt.columns().map((c) => c.name)) : null;
+  if (!build) return stmt as unknown as SqliteStatement;
+  const rows = stmt.raw(true);
+  return {
+    reader: true,
+    all: (parameters) => (rows.all(parameters) as unknown[][]).map(build),
+    run: (parameters) => rows.run(parameters),
+    *iterate(parameters) {
+      for (const values of rows.iterate(parameters) as IterableIterator<unknown[]>) yield build(values);
+    },
+  };
+}
+
 /**
  * Kysely prepares every query anew; preparing is a fifth of a simple request's CPU. The
  * SQL text of a query is the same on every call (values are parameters), so prepared
@@ -66,17 +94,17 @@ const STATEMENT_CACHE_SIZE = 500;
  * synchronously, so sharing one between callers is safe.
  */
 function withStatementCache(db: SQLite.Database): SqliteDatabase {
-  const cache = new Map<string, SQLite.Statement>();
+  const cache = new Map<string, SqliteStatement>();
   return {
     close: () => void db.close(),
     prepare(sql: string) {
       let stmt = cache.get(sql);
       if (!stmt) {
-        stmt = db.prepare(sql);
+        stmt = fastRows(db.prepare(sql));
         if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
         cache.set(sql, stmt);
       }
-      return stmt as unknown as ReturnType<SqliteDatabase['prepare']>;
+      return stmt;
     },
   };
 }
