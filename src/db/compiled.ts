@@ -1,5 +1,6 @@
 import type { CompiledQuery, Kysely } from 'kysely';
 import type { Database } from './schema.js';
+import { syncReader } from './connect.js';
 
 /**
  * A hot query compiled once instead of rebuilt on every request (Kysely's builder and
@@ -21,6 +22,7 @@ export function compiledOnce<A extends unknown[], R>(build: (db: Kysely<Database
     }
     const { compiled, slots } = t;
     const parameters = compiled.parameters.map((p, i) => (slots[i]! >= 0 ? args[slots[i]!] : p));
-    return (await db.executeQuery<R>({ ...compiled, parameters })).rows;
+    const rows = syncReader(db)?.(compiled.sql, parameters);
+    return rows ? (rows as R[]) : (await db.executeQuery<R>({ ...compiled, parameters })).rows;
   };
 }

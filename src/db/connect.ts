@@ -44,6 +44,9 @@ class LockingSqliteAdapter extends SqliteAdapter {
  * helps. Taking the write lock up front makes concurrent writers wait their turn instead.
  */
 class ImmediateSqliteDialect extends SqliteDialect {
+  /** Connections Kysely holds right now (its one SQLite connection: 0 or 1). */
+  held = 0;
+
   override createAdapter(): DialectAdapter {
     return new LockingSqliteAdapter();
   }
@@ -53,8 +56,33 @@ class ImmediateSqliteDialect extends SqliteDialect {
     driver.beginTransaction = async (connection: DatabaseConnection) => {
       await connection.executeQuery(CompiledQuery.raw('begin immediate'));
     };
+    const acquire = driver.acquireConnection.bind(driver);
+    const release = driver.releaseConnection.bind(driver);
+    driver.acquireConnection = async () => {
+      const connection = await acquire();
+      this.held++;
+      return connection;
+    };
+    driver.releaseConnection = async (connection) => {
+      this.held--;
+      await release(connection);
+    };
     return driver;
   }
+}
+
+/** Runs a read at once on the SQLite connection, or answers null when Kysely holds it. */
+export type SyncReader = (sql: string, parameters: readonly unknown[]) => unknown[] | null;
+const syncReaders = new WeakMap<Kysely<Database>, SyncReader>();
+
+/**
+ * The synchronous reader of a SQLite database (null on PostgreSQL, and for a transaction's
+ * handle). A read through Kysely costs several promise hops and its connection mutex, which
+ * is most of a by-id lookup; better-sqlite3 is synchronous, so when no transaction or query
+ * holds the connection the same statement can run directly with the same result.
+ */
+export function syncReader(db: Kysely<Database>): SyncReader | null {
+  return syncReaders.get(db) ?? null;
 }
 
 const STATEMENT_CACHE_SIZE = 500;
@@ -127,7 +155,11 @@ export function openDatabase(database: Config['database']): Db {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 10000');
-  return new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite) }) });
+  const statements = withStatementCache(sqlite);
+  const dialect = new ImmediateSqliteDialect({ database: statements });
+  const db = new Kysely<Database>({ dialect });
+  syncReaders.set(db, (text, parameters) => (dialect.held === 0 ? statements.prepare(text).all(parameters) : null));
+  return db;
 }
 
 /** Applies pending migrations; returns the names applied. */

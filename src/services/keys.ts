@@ -76,7 +76,7 @@ export async function listKeys(deps: Pick<Deps, 'db'>): Promise<KeyListing[]> {
 /** Revokes by key id; returns false when no such active key exists. */
 export async function revokeKey(deps: Pick<Deps, 'db' | 'clock'>, keyId: string): Promise<boolean> {
   const res = await deps.db.updateTable('api_keys').set({ revoked: iso(deps.clock.now()) }).where('id', '=', keyId).where('revoked', 'is', null).executeTakeFirst();
-  for (const [hash, entry] of authCache) if (entry.auth.keyId === keyId) authCache.delete(hash);
+  for (const [token, entry] of authCache) if (entry.auth.keyId === keyId) authCache.delete(token);
   return Number(res.numUpdatedRows) > 0;
 }
 
@@ -84,9 +84,10 @@ const LAST_USED_EVERY_MS = 60_000;
 const lastUsedWritten = new Map<string, number>();
 
 /**
- * Recently verified keys, by hash. Every request would otherwise cost a query; the price
- * is that a key revoked by another process (the CLI) keeps working for up to AUTH_CACHE_MS.
- * Revocations in this process apply at once.
+ * Recently verified keys, by the token as sent. Every request would otherwise cost a query
+ * and a hash; the price is that a key revoked by another process (the CLI) keeps working for
+ * up to AUTH_CACHE_MS. Revocations in this process apply at once. Tokens live only in this
+ * process's memory, as each request's header does; only hashes are ever stored.
  */
 const AUTH_CACHE_MS = 2_000;
 const AUTH_CACHE_SIZE = 10_000;
@@ -95,9 +96,9 @@ const authCache = new Map<string, { auth: AuthContext; until: number }>();
 /** Resolves a bearer token to its project, or null. Records last use at most once a minute per key. */
 export async function authenticate(deps: Pick<Deps, 'db' | 'clock'>, token: string): Promise<AuthContext | null> {
   if (!token.startsWith(KEY_PREFIX) || token.length > 100) return null;
-  const hash = hashKey(token);
-  const cached = authCache.get(hash);
+  const cached = authCache.get(token);
   if (cached && cached.until > Date.now()) return cached.auth;
+  const hash = hashKey(token);
   const row = await deps.db.selectFrom('api_keys')
     .innerJoin('projects', 'projects.id', 'api_keys.project_id')
     .select(['api_keys.id as keyId', 'api_keys.project_id as projectId', 'projects.org_id as orgId'])
@@ -106,7 +107,7 @@ export async function authenticate(deps: Pick<Deps, 'db' | 'clock'>, token: stri
     .executeTakeFirst();
   if (!row) return null;
   if (authCache.size >= AUTH_CACHE_SIZE) authCache.clear();
-  authCache.set(hash, { auth: row, until: Date.now() + AUTH_CACHE_MS });
+  authCache.set(token, { auth: row, until: Date.now() + AUTH_CACHE_MS });
   const now = deps.clock.now();
   if ((lastUsedWritten.get(row.keyId) ?? 0) + LAST_USED_EVERY_MS < now.getTime()) {
     lastUsedWritten.set(row.keyId, now.getTime());
