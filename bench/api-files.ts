@@ -18,14 +18,16 @@ const TARGET_RATIO = 0.6;
 const TARGET_LIST_P99_MS = 20;
 
 /** The competitor: Fastify over HTTPS, one route, a fixed object serialised per request. */
-async function bareServer(tlsDir: string, bodyFile: string): Promise<void> {
+async function bareServer(tlsDir: string, bodyFile: string, listBodyFile: string): Promise<void> {
   const { default: Fastify } = await import('fastify');
-  const [cert, key, body] = await Promise.all([
-    readFile(path.join(tlsDir, 'server.crt'), 'utf8'), readFile(path.join(tlsDir, 'server.key'), 'utf8'), readFile(bodyFile, 'utf8'),
+  const [cert, key, body, listBody] = await Promise.all([
+    readFile(path.join(tlsDir, 'server.crt'), 'utf8'), readFile(path.join(tlsDir, 'server.key'), 'utf8'), readFile(bodyFile, 'utf8'), readFile(listBodyFile, 'utf8'),
   ]);
   const payload = JSON.parse(body) as unknown;
+  const listPayload = JSON.parse(listBody) as unknown;
   const app = Fastify({ https: { cert, key }, logger: false });
   app.get('/bare', async () => payload);
+  app.get('/bare-list', async () => listPayload);
   await app.listen({ host: '127.0.0.1', port: 0 });
   process.stdout.write(`READY ${(app.server.address() as { port: number }).port}\n`);
   process.once('SIGTERM', () => void app.close().then(() => process.exit(0)));
@@ -111,8 +113,10 @@ async function main(): Promise<void> {
     const listTotal = (JSON.parse(list.body) as { meta: { total: number } }).meta.total;
     if (listTotal !== FILES) throw new Error(`GET /files total is ${listTotal}, expected ${FILES}`);
     const bodyFile = path.join(dataDir, 'bare-body.json');
+    const listBodyFile = path.join(dataDir, 'bare-list-body.json');
     await writeFile(bodyFile, one.body);
-    const bare = await startRole(SCRIPT, 'bare', [path.join(dataDir, 'tls'), bodyFile]);
+    await writeFile(listBodyFile, list.body);
+    const bare = await startRole(SCRIPT, 'bare', [path.join(dataDir, 'tls'), bodyFile, listBodyFile]);
     children.push(bare);
     const bareUrl = `https://127.0.0.1:${bare.port}/bare`;
     const bareReply = await request(bareUrl, { ca: mediad.ca });
@@ -122,6 +126,7 @@ async function main(): Promise<void> {
       { name: '(a) mediad GET /files/{id}', url: `${mediad.url}/files/${seeded.sampleId}` },
       { name: '(b) mediad GET /files?limit=20', url: `${mediad.url}/files?limit=20` },
       { name: '(c) bare Fastify HTTPS route', url: bareUrl },
+      { name: '(d) bare route, list-sized body', url: `${bareUrl}-list` },
     ];
     const results = [];
     for (const c of cases) {
@@ -132,7 +137,7 @@ async function main(): Promise<void> {
       }
       console.log(`wrk ${c.name}: 3 s warm-up, ${SECONDS} s measured`);
       await wrk(c.url, auth, 3, 0);
-      const server = c.url === bareUrl ? bare.pid : mediad.pid;
+      const server = c.url.startsWith(bareUrl) ? bare.pid : mediad.pid;
       const cpuBefore = await cpuMs(server);
       const r = await wrk(c.url, auth, SECONDS, 0);
       // The server's own CPU per answer: what the code costs, apart from wrk sharing the two cores.
@@ -178,5 +183,5 @@ async function main(): Promise<void> {
   }
 }
 
-if (process.argv[2] === '--child') await bareServer(process.argv[4]!, process.argv[5]!);
+if (process.argv[2] === '--child') await bareServer(process.argv[4]!, process.argv[5]!, process.argv[6]!);
 else await main();

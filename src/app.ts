@@ -1,10 +1,11 @@
-import Fastify, { LogController, type FastifyInstance, type FastifyServerFactory } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyRequest, type FastifyServerFactory } from 'fastify';
 import type { Deps } from './deps.js';
 import { newId } from './ids.js';
 import { registerAuth } from './http/auth.js';
 import { registerErrorHandling, sendError, toAppError, trackMethods } from './http/errors.js';
 import { registerIdempotency } from './http/idempotency.js';
-import { registerRateLimit } from './http/rate-limit.js';
+import { createRateLimiter } from './http/rate-limit.js';
+import { addRouteHook, onRoutesWithMethod } from './http/route-hooks.js';
 import { observeRequest, UNMATCHED_ROUTE } from './metrics/registry.js';
 import { metricsRoutes } from './api/metrics.js';
 import { validatorCompiler } from './http/validation.js';
@@ -58,14 +59,13 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   await app.register(deliveryRoutes, { deps });
   await app.register(metricsRoutes, { deps });
   await app.register(async (api) => {
-    registerAuth(api, deps);
-    registerRateLimit(api, deps); // after auth: counts per API key id
+    registerAuth(api, deps, createRateLimiter(deps)); // the limiter counts per API key id, after auth
     // The API speaks JSON only: any other body type is a 415, not a confusing validation error.
     api.removeContentTypeParser(['text/plain']);
-    // A POST or PATCH without a body means "no properties", not a type error.
-    api.addHook('preValidation', async (req) => {
-      if (req.body === undefined && (req.method === 'POST' || req.method === 'PATCH' || req.method === 'PUT')) req.body = {};
-    });
+    // A POST, PATCH or PUT without a body means "no properties", not a type error.
+    onRoutesWithMethod(api, ['POST', 'PATCH', 'PUT'], (route) => addRouteHook(route, 'preValidation', async (req: FastifyRequest) => {
+      if (req.body === undefined) req.body = {};
+    }));
     registerIdempotency(api, deps);
     await api.register(filesRoutes, { deps });
     await api.register(mediaRoutes, { deps });

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { AfterAuth } from './auth.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { MemoryStore, PostgresStore, RedisStore, type RateLimitStore } from '../ratelimit/stores.js';
@@ -16,17 +16,17 @@ export function createRateLimitStore(deps: Pick<Deps, 'config' | 'db' | 'log' | 
 }
 
 /**
- * Requests per minute per API key (MEDIAD_RATE_LIMIT_PER_MINUTE, 0 = off). Register after
- * registerAuth in the same scope: it keys on req.auth.keyId. Every authenticated answer
+ * Requests per minute per API key (MEDIAD_RATE_LIMIT_PER_MINUTE; null when 0 = off), run by
+ * registerAuth once it has set req.auth: it keys on req.auth.keyId. Every authenticated answer
  * carries RateLimit-Limit/-Remaining/-Reset; a refusal is a 429 rate_limited with Retry-After.
  */
-export function registerRateLimit(app: FastifyInstance, deps: Deps, store: RateLimitStore = createRateLimitStore(deps)): void {
+export function createRateLimiter(deps: Deps, store: RateLimitStore = createRateLimitStore(deps)): AfterAuth | null {
   const limit = deps.config.rateLimitPerMinute;
-  if (limit === 0) return;
+  if (limit === 0) return null;
   const limitHeader = String(limit);
   let lastWarned = 0;
 
-  app.addHook('onRequest', async (req, reply) => {
+  return async (req, reply) => {
     const keyId = req.auth?.keyId;
     if (!keyId) return;
     const now = Date.now();
@@ -52,5 +52,5 @@ export function registerRateLimit(app: FastifyInstance, deps: Deps, store: RateL
         headers: { 'retry-after': wait, 'ratelimit-limit': limitHeader, 'ratelimit-remaining': '0', 'ratelimit-reset': wait },
       });
     }
-  });
+  };
 }
