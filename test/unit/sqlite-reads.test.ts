@@ -1,0 +1,61 @@
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { sql } from 'kysely';
+import { migrate, openDatabase, syncReader } from '../../src/db/connect.js';
+import { bumpCounter, readCounter } from '../../src/db/queries/counters.js';
+
+// The SQLite read paths that bypass Kysely's executor: rows read as arrays and rebuilt as
+// objects, and compiled reads run synchronously only when no transaction holds the connection.
+describe('SQLite fast reads', async () => {
+  const db = openDatabase({ dialect: 'sqlite', file: ':memory:' });
+  await migrate(db);
+  await db.executeQuery(sql`pragma foreign_keys = off`.compile(db));
+  after(() => db.destroy());
+
+  it('rebuilds rows as plain objects with every column, nulls and numbers intact', async () => {
+    const { rows } = await sql<{ a: number; b: string | null; c: number; '__x': string }>`select 1 as a, null as b, 2.5 as c, 'y' as "__x"`.execute(db);
+    assert.deepEqual(rows, [{ a: 1, b: null, c: 2.5, __x: 'y' }]);
+    assert.equal(Object.getPrototypeOf(rows[0]), Object.prototype);
+  });
+
+  it('a column named __proto__ never becomes a row\'s prototype', async () => {
+    const { rows } = await sql<Record<string, unknown>>`select ${sql.lit('{}')} as "__proto__", 1 as a`.execute(db);
+    assert.equal(Object.getPrototypeOf(rows[0]), Object.prototype);
+    assert.equal(rows[0]!.a, 1);
+  });
+
+  it('runs compiled reads directly only while no transaction holds the connection', async () => {
+    assert.ok(syncReader(db), 'a SQLite database has a synchronous reader');
+    await db.transaction().execute((trx) => bumpCounter(trx, 'prj_sync', 'files', 5));
+    assert.equal(await readCounter(db, 'prj_sync', 'files'), 5);
+
+    let inside!: () => void;
+    const opened = new Promise<void>((resolve) => (inside = resolve));
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const tx = db.transaction().execute(async (trx) => {
+      await bumpCounter(trx, 'prj_sync', 'files', 1);
+      inside();
+      await held; // the transaction stays open across real waits, as one awaiting I/O would
+      throw new Error('roll back');
+    });
+    await opened;
+    assert.equal(syncReader(db)!('select 1', []), null, 'no direct read while a transaction holds the connection');
+    // A read now must neither see the uncommitted +1 nor run inside that transaction: it waits.
+    let readValue: number | undefined;
+    const read = readCounter(db, 'prj_sync', 'files').then((v) => (readValue = v));
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(readValue, undefined, 'the read waited for the transaction');
+    release();
+    await assert.rejects(tx, /roll back/);
+    await read;
+    assert.equal(readValue, 5, 'the rolled-back +1 was never visible');
+    assert.deepEqual(syncReader(db)!('select 1 as one', []), [{ one: 1 }]);
+  });
+
+  it('has no synchronous reader for a transaction handle', async () => {
+    await db.transaction().execute(async (trx) => {
+      assert.equal(syncReader(trx), null);
+    });
+  });
+});
