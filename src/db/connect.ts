@@ -102,15 +102,26 @@ function rowBuilder(columns: string[]): RowBuilder | null {
 
 /** A statement as Kysely's SQLite driver uses it, reading rows as arrays when it returns rows. */
 function fastRows(stmt: SQLite.Statement): SqliteStatement {
-  const build = stmt.reader ? rowBuilder(stmt.columns().map((c) => c.name)) : null;
+  const columns = () => stmt.columns().map((c) => c.name);
+  let names = stmt.reader ? columns() : [];
+  let build = stmt.reader ? rowBuilder(names) : null;
   if (!build) return stmt as unknown as SqliteStatement;
   const rows = stmt.raw(true);
+  // SQLite re-prepares a statement after a schema change (another process migrating), so a
+  // `select *` can come back with other columns: rebuild when the row width differs.
+  const toObject = (values: unknown[]) => {
+    if (values.length !== names.length) {
+      names = columns();
+      build = rowBuilder(names) ?? ((v) => Object.fromEntries(names.map((n, i) => [n, v[i]])));
+    }
+    return build!(values);
+  };
   return {
     reader: true,
-    all: (parameters) => (rows.all(parameters) as unknown[][]).map(build),
+    all: (parameters) => (rows.all(parameters) as unknown[][]).map(toObject),
     run: (parameters) => rows.run(parameters),
     *iterate(parameters) {
-      for (const values of rows.iterate(parameters) as IterableIterator<unknown[]>) yield build(values);
+      for (const values of rows.iterate(parameters) as IterableIterator<unknown[]>) yield toObject(values);
     },
   };
 }

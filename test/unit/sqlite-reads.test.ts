@@ -1,5 +1,9 @@
 import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { after, describe, it } from 'node:test';
+import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
 import { migrate, openDatabase, syncReader } from '../../src/db/connect.js';
 import { bumpCounter, readCounter } from '../../src/db/queries/counters.js';
@@ -51,6 +55,24 @@ describe('SQLite fast reads', async () => {
     await read;
     assert.equal(readValue, 5, 'the rolled-back +1 was never visible');
     assert.deepEqual(syncReader(db)!('select 1 as one', []), [{ one: 1 }]);
+  });
+
+  it('a cached select * follows a schema change made by another connection', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'mediad-sqlite-'));
+    const file = path.join(dir, 'db.sqlite');
+    const ours = openDatabase({ dialect: 'sqlite', file });
+    const other = new SQLite(file);
+    try {
+      other.exec(`create table t (a integer); insert into t values (1)`);
+      const all = () => sql<Record<string, unknown>>`select * from t`.execute(ours).then((r) => r.rows);
+      assert.deepEqual(await all(), [{ a: 1 }]);
+      other.exec(`alter table t add column b text default 'x'`); // as a newer mediad migrating would
+      assert.deepEqual(await all(), [{ a: 1, b: 'x' }]);
+    } finally {
+      other.close();
+      await ours.destroy();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('has no synchronous reader for a transaction handle', async () => {
