@@ -94,27 +94,29 @@ type RowBuilder = (values: unknown[]) => unknown;
  * API; rows as arrays come back at about 60% of the cost. A function compiled once per
  * statement turns each array into a plain object literal, which V8 creates almost for free.
  */
-function rowBuilder(columns: string[]): RowBuilder | null {
-  if (columns.includes('__proto__')) return null; // a literal key "__proto__" would set the prototype
+function rowBuilder(columns: string[]): RowBuilder {
+  // In a literal, the key "__proto__" would set the prototype: such rows get own properties.
+  if (columns.includes('__proto__')) return (v) => Object.fromEntries(columns.map((name, i) => [name, v[i]]));
   const fields = columns.map((name, i) => `${JSON.stringify(name)}: v[${i}]`).join(', ');
   return new Function('v', `return { ${fields} };`) as RowBuilder;
 }
 
 /** A statement as Kysely's SQLite driver uses it, reading rows as arrays when it returns rows. */
 function fastRows(stmt: SQLite.Statement): SqliteStatement {
+  if (!stmt.reader) return stmt as unknown as SqliteStatement;
   const columns = () => stmt.columns().map((c) => c.name);
-  let names = stmt.reader ? columns() : [];
-  let build = stmt.reader ? rowBuilder(names) : null;
-  if (!build) return stmt as unknown as SqliteStatement;
+  let width = 0;
+  let build: RowBuilder = () => undefined;
   const rows = stmt.raw(true);
   // SQLite re-prepares a statement after a schema change (another process migrating), so a
-  // `select *` can come back with other columns: rebuild when the row width differs.
+  // `select *` can come back with other columns: the builder follows the row width.
   const toObject = (values: unknown[]) => {
-    if (values.length !== names.length) {
-      names = columns();
-      build = rowBuilder(names) ?? ((v) => Object.fromEntries(names.map((n, i) => [n, v[i]])));
+    if (values.length !== width) {
+      const names = columns();
+      width = names.length;
+      build = rowBuilder(names);
     }
-    return build!(values);
+    return build(values);
   };
   return {
     reader: true,
