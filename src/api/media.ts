@@ -2,11 +2,11 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import { listBody, objectBody } from '../http/envelope.js';
-import { IdParams, Metadata, Nullable, errorResponses, listEnvelope, objectEnvelope, pageQuery } from '../http/schemas.js';
+import { errorResponses, IdParams, listEnvelope, Metadata, nativeJson, Nullable, objectEnvelope, pageQuery } from '../http/schemas.js';
 import { createMedia, deleteMedia, getMedia, listMedia, updateMedia } from '../services/media.js';
 import { DeletedSchema, EmbeddedFileSchema } from './file-schemas.js';
 
-const MediaSchema = Type.Object({
+export const MediaSchema = Type.Object({
   id: Type.String(),
   object: Type.Literal('media'),
   kind: Nullable(Type.String()),
@@ -39,11 +39,11 @@ export const mediaRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
     return reply.code(201).send(objectBody(req, media, links(media.id)));
   });
 
-  app.get('/media', { schema: { querystring: pageQuery(20), response: { 200: listEnvelope(MediaSchema), ...errorResponses } } }, async (req) => {
+  app.get('/media', { ...nativeJson, schema: { querystring: pageQuery(20), response: { 200: listEnvelope(MediaSchema), ...errorResponses } } }, async (req) => {
     return listBody(req, base, await listMedia(deps, req.auth!, req.query.page, req.query.limit));
   });
 
-  app.get('/media/:id', { schema: one }, async (req) => objectBody(req, await getMedia(deps, req.auth!, req.params.id), links(req.params.id)));
+  app.get('/media/:id', { ...nativeJson, schema: one }, async (req) => objectBody(req, await getMedia(deps, req.auth!, req.params.id), links(req.params.id)));
 
   app.patch('/media/:id', { schema: { ...one, body: MediaBody } }, async (req) =>
     objectBody(req, await updateMedia(deps, req.auth!, req.params.id, req.body), links(req.params.id)));

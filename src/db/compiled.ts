@@ -1,6 +1,6 @@
 import type { CompiledQuery, Kysely } from 'kysely';
 import type { Database } from './schema.js';
-import { syncReader } from './connect.js';
+import { readerThread, syncReader } from './connect.js';
 
 /**
  * A hot query compiled once instead of rebuilt on every request (Kysely's builder and
@@ -22,6 +22,14 @@ export function compiledOnce<A extends unknown[], R>(build: (db: Kysely<Database
     }
     const { compiled, slots } = t;
     const parameters = compiled.parameters.map((p, i) => (slots[i]! >= 0 ? args[slots[i]!] : p));
+    const reader = readerThread(db);
+    if (reader?.usable) {
+      try {
+        return (await reader.query(compiled.sql, parameters)) as R[];
+      } catch (err) {
+        if (reader.usable) throw err; // the query failed; a failed thread falls back below
+      }
+    }
     const rows = syncReader(db)?.(compiled.sql, parameters);
     return rows ? (rows as R[]) : (await db.executeQuery<R>({ ...compiled, parameters })).rows;
   };

@@ -5,6 +5,7 @@ import pg from 'pg';
 import { CompiledQuery, Kysely, Migrator, PostgresDialect, SqliteAdapter, SqliteDialect, sql, type DialectAdapter, type DatabaseConnection, type Driver, type Migration, type MigrationProvider, type SqliteDatabase, type SqliteStatement } from 'kysely';
 import type { Config } from '../config.js';
 import type { Database } from './schema.js';
+import { ReaderThread } from './reader.js';
 import * as m001 from './migrations/001-core.js';
 import * as m002 from './migrations/002-tasks.js';
 import * as m003 from './migrations/003-automations.js';
@@ -83,6 +84,13 @@ const syncReaders = new WeakMap<Kysely<Database>, SyncReader>();
  */
 export function syncReader(db: Kysely<Database>): SyncReader | null {
   return syncReaders.get(db) ?? null;
+}
+
+const readerThreads = new WeakMap<Kysely<Database>, ReaderThread>();
+
+/** The reader thread of a SQLite file database (null on PostgreSQL, in memory, and for a transaction's handle). */
+export function readerThread(db: Kysely<Database>): ReaderThread | null {
+  return readerThreads.get(db) ?? null;
 }
 
 const STATEMENT_CACHE_SIZE = 500;
@@ -172,6 +180,16 @@ export function openDatabase(database: Config['database']): Db {
   const dialect = new ImmediateSqliteDialect({ database: statements });
   const db = new Kysely<Database>({ dialect });
   syncReaders.set(db, (text, parameters) => (dialect.held === 0 ? statements.prepare(text).all(parameters) : null));
+  // An in-memory database exists only on this connection: it has no reader thread.
+  if (database.file !== ':memory:') {
+    const reader = new ReaderThread(database.file, rowBuilder);
+    readerThreads.set(db, reader);
+    const destroy = db.destroy.bind(db);
+    db.destroy = async () => {
+      await reader.close();
+      await destroy();
+    };
+  }
   return db;
 }
 

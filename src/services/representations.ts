@@ -7,9 +7,14 @@ export type MediaRow = MediaTable;
 
 const TIME_BASED = new Set(['video', 'audio']);
 
+// Characters encodeURIComponent leaves as they are: most names need no encoding at all.
+const URI_SAFE = /^[A-Za-z0-9\-_.!~*'()]*$/;
+const URI_SAFE_PATH = /^[A-Za-z0-9\-_.!~*'()/]*$/;
+
 function encodePath(folder: string, filename: string): string {
-  const name = encodeURIComponent(filename);
-  return folder ? `${folder.split('/').map(encodeURIComponent).join('/')}/${name}` : name;
+  const name = URI_SAFE.test(filename) ? filename : encodeURIComponent(filename);
+  if (!folder) return name;
+  return `${URI_SAFE_PATH.test(folder) ? folder : folder.split('/').map(encodeURIComponent).join('/')}/${name}`;
 }
 
 /** The delivery address of a file: /d/<project>/<folder>/<filename> under the public URL. */

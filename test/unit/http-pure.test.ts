@@ -68,5 +68,9 @@ describe('list links', () => {
     const past = listBody(req, 'https://h/files', { items: [], total: 45, page: 7, limit: 20 });
     assert.equal(past.links.next, null);
     assert.equal(past.links.prev, 'https://h/files?page=3&limit=20');
+    // Filters come first in every link, encoded as a form query.
+    const filtered = listBody(req, 'https://h/events', { items: [], total: 45, page: 2, limit: 20 }, { type: 'task.completed & x/ü' });
+    assert.equal(filtered.links.self, 'https://h/events?type=task.completed+%26+x%2F%C3%BC&page=2&limit=20');
+    assert.equal(filtered.links.last, 'https://h/events?type=task.completed+%26+x%2F%C3%BC&page=3&limit=20');
   });
 });

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
-import { migrate, openDatabase, syncReader } from '../../src/db/connect.js';
+import { migrate, openDatabase, readerThread, syncReader } from '../../src/db/connect.js';
 import { bumpCounter, readCounter } from '../../src/db/queries/counters.js';
 
 // The SQLite read paths that bypass Kysely's executor: rows read as arrays and rebuilt as
@@ -79,5 +79,85 @@ describe('SQLite fast reads', async () => {
     await db.transaction().execute(async (trx) => {
       assert.equal(syncReader(trx), null);
     });
+  });
+});
+
+// A SQLite file database answers its compiled reads from a second connection on a thread of
+// its own; what a read sees must be exactly what the main connection would have shown.
+describe('SQLite reader thread', async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'mediad-reader-'));
+  const file = path.join(dir, 'db.sqlite');
+  const db = openDatabase({ dialect: 'sqlite', file });
+  await migrate(db);
+  await db.executeQuery(sql`pragma foreign_keys = off`.compile(db));
+  after(async () => {
+    await db.destroy();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('answers compiled reads, and sees each commit at once', async () => {
+    const reader = readerThread(db);
+    assert.ok(reader?.usable, 'a SQLite file database has a reader thread');
+    assert.equal(await readCounter(db, 'prj_t', 'files'), 0);
+    for (let i = 1; i <= 3; i++) {
+      await db.transaction().execute((trx) => bumpCounter(trx, 'prj_t', 'files', 1));
+      assert.equal(await readCounter(db, 'prj_t', 'files'), i, 'a read made after a commit sees it');
+    }
+    // Many reads in one turn of the event loop travel as one batch and each gets its own answer.
+    await db.transaction().execute((trx) => bumpCounter(trx, 'prj_u', 'files', 7));
+    const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => readCounter(db, i % 2 ? 'prj_t' : 'prj_u', 'files')));
+    assert.deepEqual(answers, Array.from({ length: 50 }, (_, i) => (i % 2 ? 3 : 7)));
+  });
+
+  it('builds rows as plain objects, and follows a schema change made by another connection', async () => {
+    const other = new SQLite(file);
+    try {
+      other.exec(`create table t (a integer); insert into t values (1)`);
+      const rows = await readerThread(db)!.query('select * from t', []);
+      assert.deepEqual(rows, [{ a: 1 }]);
+      assert.equal(Object.getPrototypeOf(rows[0]), Object.prototype);
+      other.exec(`alter table t add column b text default 'x'`);
+      assert.deepEqual(await readerThread(db)!.query('select * from t', []), [{ a: 1, b: 'x' }]);
+      assert.deepEqual(await readerThread(db)!.query('select * from t where a = ?', [2]), []);
+    } finally {
+      other.close();
+    }
+  });
+
+  it('shows committed rows only, without waiting, while a transaction is open on the main connection', async () => {
+    let inside!: () => void;
+    const opened = new Promise<void>((resolve) => (inside = resolve));
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const tx = db.transaction().execute(async (trx) => {
+      await bumpCounter(trx, 'prj_t', 'files', 100);
+      inside();
+      await held;
+      throw new Error('roll back');
+    });
+    await opened;
+    assert.equal(await readCounter(db, 'prj_t', 'files'), 3, 'the uncommitted +100 is not visible');
+    release();
+    await assert.rejects(tx, /roll back/);
+    assert.equal(await readCounter(db, 'prj_t', 'files'), 3);
+  });
+
+  it('reports a failed query without failing the thread, and can never write', async () => {
+    const reader = readerThread(db)!;
+    await assert.rejects(reader.query('select * from no_such_table', []), (err: Error & { code?: string }) => /no such table/.test(err.message) && err.code === 'SQLITE_ERROR');
+    await assert.rejects(reader.query('delete from counters', []), /read-only/);
+    await assert.rejects(reader.query("insert into counters (project_id, resource, count) values ('p', 'files', 1) returning count", []), /read-only/);
+    assert.ok(reader.usable);
+    assert.equal(await readCounter(db, 'prj_t', 'files'), 3);
+  });
+
+  it('falls back to the main connection once the thread is gone', async () => {
+    const reader = readerThread(db)!;
+    await reader.close();
+    assert.equal(reader.usable, false);
+    await assert.rejects(reader.query('select 1', []), /closed/);
+    assert.equal(await readCounter(db, 'prj_t', 'files'), 3);
+    await db.transaction().execute((trx) => bumpCounter(trx, 'prj_t', 'files', 1));
+    assert.equal(await readCounter(db, 'prj_t', 'files'), 4);
   });
 });

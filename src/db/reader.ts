@@ -1,0 +1,94 @@
+import { Worker } from 'node:worker_threads';
+
+/** [request id, SQL, parameters] */
+export type ReadRequest = [number, string, readonly unknown[]];
+/** [request id, rows as arrays, column names when new to the main thread, error] */
+export type ReadReply = [number, unknown[][] | null, string[] | null, { message: string; code?: string | undefined } | null];
+
+type RowBuilder = (values: unknown[]) => unknown;
+
+interface Pending { sql: string; resolve(rows: unknown[]): void; reject(err: Error): void }
+
+// Built, the entry is the .js next to this file. Run from sources by tsx, a worker does not
+// inherit tsx's loader, so a bootstrap registers it before importing the .ts entry.
+const FROM_SOURCES = import.meta.url.endsWith('.ts');
+const ENTRY = new URL(FROM_SOURCES ? './reader-thread.ts' : './reader-thread.js', import.meta.url);
+const startWorker = (workerData: unknown) => (FROM_SOURCES
+  ? new Worker(`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(ENTRY.href)}); });`, { eval: true, workerData })
+  : new Worker(ENTRY, { workerData }));
+
+/**
+ * A second SQLite connection on a thread of its own, for the hot compiled reads (a file by id,
+ * a page of files, a counter). better-sqlite3 is synchronous: on the main thread a read holds
+ * up TLS, HTTP and JSON work for every other request, and turning its values into strings
+ * costs as much as the read. Here the main thread only sends the SQL and receives the rows,
+ * so reads run beside the rest on the second core. Requests made in one turn of the event
+ * loop go as one message, and each read starts its own WAL snapshot, so it sees every commit
+ * made before it was sent, whichever connection or process made it.
+ */
+export class ReaderThread {
+  private readonly worker: Worker;
+  private readonly pending = new Map<number, Pending>();
+  private readonly builders = new Map<string, RowBuilder>();
+  private queue: ReadRequest[] = [];
+  private nextId = 0;
+  private failed: Error | null = null;
+
+  constructor(file: string, private readonly buildRow: (columns: string[]) => RowBuilder) {
+    this.worker = startWorker({ file });
+    this.worker.unref(); // a reader alone never keeps the process alive
+    this.worker.on('message', (replies: ReadReply[]) => this.settle(replies));
+    this.worker.on('error', (err) => this.fail(err));
+    this.worker.on('exit', (code) => this.fail(new Error(`the SQLite reader thread exited (code ${code})`)));
+  }
+
+  /** False once the thread has failed: callers then read on the main connection. */
+  get usable(): boolean {
+    return this.failed === null;
+  }
+
+  query(sql: string, parameters: readonly unknown[]): Promise<unknown[]> {
+    if (this.failed) return Promise.reject(this.failed);
+    return new Promise((resolve, reject) => {
+      const id = this.nextId++;
+      this.pending.set(id, { sql, resolve, reject });
+      if (this.queue.length === 0) setImmediate(() => this.flush());
+      this.queue.push([id, sql, parameters]);
+    });
+  }
+
+  async close(): Promise<void> {
+    this.fail(new Error('the database is closed'));
+    await this.worker.terminate();
+  }
+
+  private flush(): void {
+    const batch = this.queue;
+    this.queue = [];
+    if (!this.failed) this.worker.postMessage(batch);
+  }
+
+  private settle(replies: ReadReply[]): void {
+    for (const [id, rows, columns, error] of replies) {
+      const p = this.pending.get(id);
+      if (!p) continue;
+      this.pending.delete(id);
+      if (error) {
+        p.reject(Object.assign(new Error(error.message), { code: error.code }));
+        continue;
+      }
+      if (columns) this.builders.set(p.sql, this.buildRow(columns));
+      const build = this.builders.get(p.sql);
+      if (rows!.length > 0 && !build) p.reject(new Error('the SQLite reader thread sent rows without their column names'));
+      else p.resolve(build ? rows!.map(build) : rows!);
+    }
+  }
+
+  private fail(err: Error): void {
+    if (this.failed) return;
+    this.failed = err;
+    for (const p of this.pending.values()) p.reject(err);
+    this.pending.clear();
+    this.queue = [];
+  }
+}
