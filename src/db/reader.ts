@@ -21,25 +21,31 @@ const startWorker = (workerData: unknown) => (FROM_SOURCES
  * A second SQLite connection on a thread of its own, for the hot compiled reads (a file by id,
  * a page of files, a counter). better-sqlite3 is synchronous: on the main thread a read holds
  * up TLS, HTTP and JSON work for every other request, and turning its values into strings
- * costs as much as the read. Here the main thread only sends the SQL and receives the rows,
- * so reads run beside the rest on the second core. Requests made in one turn of the event
- * loop go as one message, and each read starts its own WAL snapshot, so it sees every commit
- * made before it was sent, whichever connection or process made it.
+ * costs as much as the read. Here the main thread only sends the SQL and receives the rows
+ * (as JSON text where the values allow), so reads run beside the rest on another core.
+ * Requests made in one turn of the event loop go as one message, and each read starts its
+ * own WAL snapshot, so it sees every commit made before it was sent, whichever connection
+ * or process made it. If the thread fails, compiledOnce reads on the main connection.
  */
 export class ReaderThread {
-  private readonly worker: Worker;
+  private worker: Worker | null = null;
   private readonly pending = new Map<number, Pending>();
   private readonly builders = new Map<string, RowBuilder>();
   private queue: ReadRequest[] = [];
   private nextId = 0;
   private failed: Error | null = null;
 
-  constructor(file: string, private readonly buildRow: (columns: string[]) => RowBuilder) {
-    this.worker = startWorker({ file });
-    this.worker.unref(); // a reader alone never keeps the process alive
-    this.worker.on('message', (replies: ReadReply[]) => this.settle(replies));
-    this.worker.on('error', (err) => this.fail(err));
-    this.worker.on('exit', (code) => this.fail(new Error(`the SQLite reader thread exited (code ${code})`)));
+  constructor(private readonly file: string, private readonly buildRow: (columns: string[]) => RowBuilder) {}
+
+  /** Started by the first read, so commands that never read this way (migrate, keys) never start it. */
+  private started(): Worker {
+    if (this.worker) return this.worker;
+    const worker = startWorker({ file: this.file });
+    worker.on('message', (replies: ReadReply[] | string) => this.settle(typeof replies === 'string' ? (JSON.parse(replies) as ReadReply[]) : replies));
+    worker.on('error', (err) => this.fail(err));
+    worker.on('exit', (code) => this.fail(new Error(`the SQLite reader thread exited (code ${code})`)));
+    this.worker = worker;
+    return worker;
   }
 
   /** False once the thread has failed: callers then read on the main connection. */
@@ -59,13 +65,16 @@ export class ReaderThread {
 
   async close(): Promise<void> {
     this.fail(new Error('the database is closed'));
-    await this.worker.terminate();
+    await this.worker?.terminate();
   }
 
   private flush(): void {
     const batch = this.queue;
     this.queue = [];
-    if (!this.failed) this.worker.postMessage(batch);
+    if (this.failed) return;
+    const worker = this.started();
+    worker.ref(); // awaited reads keep the process alive; an idle reader does not (settle)
+    worker.postMessage(batch);
   }
 
   private settle(replies: ReadReply[]): void {
@@ -82,6 +91,7 @@ export class ReaderThread {
       if (rows!.length > 0 && !build) p.reject(new Error('the SQLite reader thread sent rows without their column names'));
       else p.resolve(build ? rows!.map(build) : rows!);
     }
+    if (this.pending.size === 0) this.worker?.unref();
   }
 
   private fail(err: Error): void {

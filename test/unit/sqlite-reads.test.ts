@@ -119,6 +119,13 @@ describe('SQLite reader thread', async () => {
       other.exec(`alter table t add column b text default 'x'`);
       assert.deepEqual(await readerThread(db)!.query('select * from t', []), [{ a: 1, b: 'x' }]);
       assert.deepEqual(await readerThread(db)!.query('select * from t where a = ?', [2]), []);
+      // Values JSON cannot carry (they go by structured clone) come back as they are.
+      const [odd] = (await readerThread(db)!.query(`select x'0102' as b, 9e999 as inf`, [])) as { b: Uint8Array; inf: number }[];
+      assert.deepEqual([...odd!.b], [1, 2]);
+      assert.equal(odd!.inf, Infinity);
+      // ...and strings that JSON must escape survive the JSON path unchanged.
+      const tricky = `select 'é"\\' || char(0) || char(10) || char(55357) as s, 2.5 as r, -1 as i`;
+      assert.deepEqual(await readerThread(db)!.query(tricky, []), syncReader(db)!(tricky, []));
     } finally {
       other.close();
     }
