@@ -4,9 +4,29 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import SQLite from 'better-sqlite3';
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../../src/db/schema.js';
 import { migrate, openDatabase, readerThread, syncReader } from '../../src/db/connect.js';
 import { bumpCounter, readCounter } from '../../src/db/queries/counters.js';
+
+/**
+ * Opens a transaction that adds delta to a counter and stays open (across real waits, as one
+ * awaiting I/O would) until release(); it then rolls back, so tx rejects with "roll back".
+ */
+async function openBump(db: Kysely<Database>, projectId: string, delta: number): Promise<{ tx: Promise<void>; release: () => void }> {
+  let inside!: () => void;
+  const opened = new Promise<void>((resolve) => (inside = resolve));
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const tx = db.transaction().execute(async (trx) => {
+    await bumpCounter(trx, projectId, 'files', delta);
+    inside();
+    await held;
+    throw new Error('roll back');
+  });
+  await opened;
+  return { tx, release };
+}
 
 // The SQLite read paths that bypass Kysely's executor: rows read as arrays and rebuilt as
 // objects, and compiled reads run synchronously only when no transaction holds the connection.
@@ -33,17 +53,7 @@ describe('SQLite fast reads', async () => {
     await db.transaction().execute((trx) => bumpCounter(trx, 'prj_sync', 'files', 5));
     assert.equal(await readCounter(db, 'prj_sync', 'files'), 5);
 
-    let inside!: () => void;
-    const opened = new Promise<void>((resolve) => (inside = resolve));
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    const tx = db.transaction().execute(async (trx) => {
-      await bumpCounter(trx, 'prj_sync', 'files', 1);
-      inside();
-      await held; // the transaction stays open across real waits, as one awaiting I/O would
-      throw new Error('roll back');
-    });
-    await opened;
+    const { tx, release } = await openBump(db, 'prj_sync', 1);
     assert.equal(syncReader(db)!('select 1', []), null, 'no direct read while a transaction holds the connection');
     // A read now must neither see the uncommitted +1 nor run inside that transaction: it waits.
     let readValue: number | undefined;
@@ -132,17 +142,7 @@ describe('SQLite reader thread', async () => {
   });
 
   it('shows committed rows only, without waiting, while a transaction is open on the main connection', async () => {
-    let inside!: () => void;
-    const opened = new Promise<void>((resolve) => (inside = resolve));
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    const tx = db.transaction().execute(async (trx) => {
-      await bumpCounter(trx, 'prj_t', 'files', 100);
-      inside();
-      await held;
-      throw new Error('roll back');
-    });
-    await opened;
+    const { tx, release } = await openBump(db, 'prj_t', 100);
     assert.equal(await readCounter(db, 'prj_t', 'files'), 3, 'the uncommitted +100 is not visible');
     release();
     await assert.rejects(tx, /roll back/);
