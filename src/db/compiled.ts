@@ -1,6 +1,6 @@
 import type { CompiledQuery, Kysely } from 'kysely';
 import type { Database } from './schema.js';
-import { readerThread, syncReader } from './connect.js';
+import { readerThread } from './connect.js';
 
 /**
  * A hot query compiled once instead of rebuilt on every request (Kysely's builder and
@@ -30,7 +30,6 @@ export function compiledOnce<A extends unknown[], R>(build: (db: Kysely<Database
         if (reader.usable) throw err; // the query failed; a failed thread falls back below
       }
     }
-    const rows = syncReader(db)?.(compiled.sql, parameters);
-    return rows ? (rows as R[]) : (await db.executeQuery<R>({ ...compiled, parameters })).rows;
+    return (await db.executeQuery<R>({ ...compiled, parameters })).rows;
   };
 }

@@ -6,6 +6,7 @@ import { CompiledQuery, Kysely, Migrator, PostgresDialect, SqliteAdapter, Sqlite
 import type { Config } from '../config.js';
 import type { Database } from './schema.js';
 import { ReaderThread } from './reader.js';
+import { rowBuilder, type RowBuilder } from './rows.js';
 import * as m001 from './migrations/001-core.js';
 import * as m002 from './migrations/002-tasks.js';
 import * as m003 from './migrations/003-automations.js';
@@ -45,9 +46,6 @@ class LockingSqliteAdapter extends SqliteAdapter {
  * helps. Taking the write lock up front makes concurrent writers wait their turn instead.
  */
 class ImmediateSqliteDialect extends SqliteDialect {
-  /** Connections Kysely holds right now (its one SQLite connection: 0 or 1). */
-  held = 0;
-
   override createAdapter(): DialectAdapter {
     return new LockingSqliteAdapter();
   }
@@ -57,33 +55,8 @@ class ImmediateSqliteDialect extends SqliteDialect {
     driver.beginTransaction = async (connection: DatabaseConnection) => {
       await connection.executeQuery(CompiledQuery.raw('begin immediate'));
     };
-    const acquire = driver.acquireConnection.bind(driver);
-    const release = driver.releaseConnection.bind(driver);
-    driver.acquireConnection = async () => {
-      const connection = await acquire();
-      this.held++;
-      return connection;
-    };
-    driver.releaseConnection = async (connection) => {
-      this.held--;
-      await release(connection);
-    };
     return driver;
   }
-}
-
-/** Runs a read at once on the SQLite connection, or answers null when Kysely holds it. */
-export type SyncReader = (sql: string, parameters: readonly unknown[]) => unknown[] | null;
-const syncReaders = new WeakMap<Kysely<Database>, SyncReader>();
-
-/**
- * The synchronous reader of a SQLite database (null on PostgreSQL, and for a transaction's
- * handle). A read through Kysely costs several promise hops and its connection mutex, which
- * is most of a by-id lookup; better-sqlite3 is synchronous, so when no transaction or query
- * holds the connection the same statement can run directly with the same result.
- */
-export function syncReader(db: Kysely<Database>): SyncReader | null {
-  return syncReaders.get(db) ?? null;
 }
 
 const readerThreads = new WeakMap<Kysely<Database>, ReaderThread>();
@@ -94,20 +67,6 @@ export function readerThread(db: Kysely<Database>): ReaderThread | null {
 }
 
 const STATEMENT_CACHE_SIZE = 500;
-
-type RowBuilder = (values: unknown[]) => unknown;
-
-/**
- * better-sqlite3 builds each result row as an object through V8's slow property-by-property
- * API; rows as arrays come back at about 60% of the cost. A function compiled once per
- * statement turns each array into a plain object literal, which V8 creates almost for free.
- */
-function rowBuilder(columns: string[]): RowBuilder {
-  // In a literal, the key "__proto__" would set the prototype: such rows get own properties.
-  if (columns.includes('__proto__')) return (v) => Object.fromEntries(columns.map((name, i) => [name, v[i]]));
-  const fields = columns.map((name, i) => `${JSON.stringify(name)}: v[${i}]`).join(', ');
-  return new Function('v', `return { ${fields} };`) as RowBuilder;
-}
 
 /** A statement as Kysely's SQLite driver uses it, reading rows as arrays when it returns rows. */
 function fastRows(stmt: SQLite.Statement): SqliteStatement {
@@ -176,13 +135,10 @@ export function openDatabase(database: Config['database']): Db {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 10000');
-  const statements = withStatementCache(sqlite);
-  const dialect = new ImmediateSqliteDialect({ database: statements });
-  const db = new Kysely<Database>({ dialect });
-  syncReaders.set(db, (text, parameters) => (dialect.held === 0 ? statements.prepare(text).all(parameters) : null));
+  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite) }) });
   // An in-memory database exists only on this connection: it has no reader thread.
   if (database.file !== ':memory:') {
-    const reader = new ReaderThread(database.file, rowBuilder);
+    const reader = new ReaderThread(database.file);
     readerThreads.set(db, reader);
     const destroy = db.destroy.bind(db);
     db.destroy = async () => {

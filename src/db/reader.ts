@@ -1,11 +1,10 @@
 import { Worker } from 'node:worker_threads';
+import { rowBuilder, type RowBuilder } from './rows.js';
 
 /** [request id, SQL, parameters] */
 export type ReadRequest = [number, string, readonly unknown[]];
 /** [request id, rows as arrays, column names when new to the main thread, error] */
 export type ReadReply = [number, unknown[][] | null, string[] | null, { message: string; code?: string | undefined } | null];
-
-type RowBuilder = (values: unknown[]) => unknown;
 
 interface Pending { sql: string; resolve(rows: unknown[]): void; reject(err: Error): void }
 
@@ -25,7 +24,7 @@ const startWorker = (workerData: unknown) => (FROM_SOURCES
  * (as JSON text where the values allow), so reads run beside the rest on another core.
  * Requests made in one turn of the event loop go as one message, and each read starts its
  * own WAL snapshot, so it sees every commit made before it was sent, whichever connection
- * or process made it. If the thread fails, compiledOnce reads on the main connection.
+ * or process made it. If the thread fails, compiledOnce reads through Kysely on the main connection.
  */
 export class ReaderThread {
   private worker: Worker | null = null;
@@ -35,7 +34,7 @@ export class ReaderThread {
   private nextId = 0;
   private failed: Error | null = null;
 
-  constructor(private readonly file: string, private readonly buildRow: (columns: string[]) => RowBuilder) {}
+  constructor(private readonly file: string) {}
 
   /** Started by the first read, so commands that never read this way (migrate, keys) never start it. */
   private started(): Worker {
@@ -86,7 +85,7 @@ export class ReaderThread {
         p.reject(Object.assign(new Error(error.message), { code: error.code }));
         continue;
       }
-      if (columns) this.builders.set(p.sql, this.buildRow(columns));
+      if (columns) this.builders.set(p.sql, rowBuilder(columns));
       const build = this.builders.get(p.sql);
       if (rows!.length > 0 && !build) p.reject(new Error('the SQLite reader thread sent rows without their column names'));
       else p.resolve(build ? rows!.map(build) : rows!);

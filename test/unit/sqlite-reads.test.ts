@@ -6,7 +6,7 @@ import { after, describe, it } from 'node:test';
 import SQLite from 'better-sqlite3';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../src/db/schema.js';
-import { migrate, openDatabase, readerThread, syncReader } from '../../src/db/connect.js';
+import { migrate, openDatabase, readerThread } from '../../src/db/connect.js';
 import { bumpCounter, readCounter } from '../../src/db/queries/counters.js';
 
 /**
@@ -28,8 +28,8 @@ async function openBump(db: Kysely<Database>, projectId: string, delta: number):
   return { tx, release };
 }
 
-// The SQLite read paths that bypass Kysely's executor: rows read as arrays and rebuilt as
-// objects, and compiled reads run synchronously only when no transaction holds the connection.
+// The main connection's reads: rows read as arrays and rebuilt as objects, and compiled reads
+// (in memory, with no reader thread) that wait for an open transaction like any other query.
 describe('SQLite fast reads', async () => {
   const db = openDatabase({ dialect: 'sqlite', file: ':memory:' });
   await migrate(db);
@@ -48,13 +48,12 @@ describe('SQLite fast reads', async () => {
     assert.equal(rows[0]!.a, 1);
   });
 
-  it('runs compiled reads directly only while no transaction holds the connection', async () => {
-    assert.ok(syncReader(db), 'a SQLite database has a synchronous reader');
+  it('a compiled read on the main connection waits for an open transaction and never sees its writes', async () => {
+    assert.equal(readerThread(db), null, 'an in-memory database has no reader thread');
     await db.transaction().execute((trx) => bumpCounter(trx, 'prj_sync', 'files', 5));
     assert.equal(await readCounter(db, 'prj_sync', 'files'), 5);
 
     const { tx, release } = await openBump(db, 'prj_sync', 1);
-    assert.equal(syncReader(db)!('select 1', []), null, 'no direct read while a transaction holds the connection');
     // A read now must neither see the uncommitted +1 nor run inside that transaction: it waits.
     let readValue: number | undefined;
     const read = readCounter(db, 'prj_sync', 'files').then((v) => (readValue = v));
@@ -64,7 +63,6 @@ describe('SQLite fast reads', async () => {
     await assert.rejects(tx, /roll back/);
     await read;
     assert.equal(readValue, 5, 'the rolled-back +1 was never visible');
-    assert.deepEqual(syncReader(db)!('select 1 as one', []), [{ one: 1 }]);
   });
 
   it('a cached select * follows a schema change made by another connection', async () => {
@@ -85,11 +83,6 @@ describe('SQLite fast reads', async () => {
     }
   });
 
-  it('has no synchronous reader for a transaction handle', async () => {
-    await db.transaction().execute(async (trx) => {
-      assert.equal(syncReader(trx), null);
-    });
-  });
 });
 
 // A SQLite file database answers its compiled reads from a second connection on a thread of
@@ -108,6 +101,7 @@ describe('SQLite reader thread', async () => {
   it('answers compiled reads, and sees each commit at once', async () => {
     const reader = readerThread(db);
     assert.ok(reader?.usable, 'a SQLite file database has a reader thread');
+    await db.transaction().execute(async (trx) => assert.equal(readerThread(trx), null, 'reads inside a transaction stay on its connection'));
     assert.equal(await readCounter(db, 'prj_t', 'files'), 0);
     for (let i = 1; i <= 3; i++) {
       await db.transaction().execute((trx) => bumpCounter(trx, 'prj_t', 'files', 1));
@@ -135,7 +129,7 @@ describe('SQLite reader thread', async () => {
       assert.equal(odd!.inf, Infinity);
       // ...and strings that JSON must escape survive the JSON path unchanged.
       const tricky = `select 'é"\\' || char(0) || char(10) || char(55357) as s, 2.5 as r, -1 as i`;
-      assert.deepEqual(await readerThread(db)!.query(tricky, []), syncReader(db)!(tricky, []));
+      assert.deepEqual(await readerThread(db)!.query(tricky, []), (await sql.raw(tricky).execute(db)).rows);
     } finally {
       other.close();
     }
