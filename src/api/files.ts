@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Deps } from '../deps.js';
-import { listBody, objectBody } from '../http/envelope.js';
+import { asSerialised, listBody, objectBody } from '../http/envelope.js';
 import { IdParams, errorResponses, listEnvelope, nativeJson, objectEnvelope, pageQuery } from '../http/schemas.js';
 import { createFileFromUrl, deleteFile, getFile, listFiles, updateFile } from '../services/files.js';
 import { CreateFileBody, DeletedSchema, FileSchema, PatchFileBody } from './file-schemas.js';
@@ -19,7 +19,7 @@ export const filesRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
 
   app.get('/files', { ...nativeJson, schema: { querystring: pageQuery(20), response: { 200: listEnvelope(FileSchema), ...errorResponses } } }, async (req) => {
     const { page, limit } = req.query;
-    return listBody(req, base, await listFiles(deps, req.auth!, page, limit));
+    return asSerialised(listBody(req, base, await listFiles(deps, req.auth!, page, limit)));
   });
 
   app.get('/files/:id', { ...nativeJson, schema: { params: IdParams, response: { 200: objectEnvelope(FileSchema), ...errorResponses } } }, async (req) => {

@@ -2,7 +2,8 @@
 // file answers batches of hot reads, so the main thread never runs them itself.
 import { parentPort, workerData } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
-import type { ReadReply, ReadRequest } from './reader.js';
+import type { ReadReply, ReadRequest, RenderCall } from './reader.js';
+import { rowBuilder, type RowBuilder } from './rows.js';
 
 const STATEMENT_CACHE_SIZE = 200;
 
@@ -10,7 +11,8 @@ const db = new SQLite((workerData as { file: string }).file, { fileMustExist: tr
 db.pragma('busy_timeout = 10000');
 db.pragma('query_only = ON'); // this connection can never write, whatever SQL reaches it
 
-interface Prepared { stmt: SQLite.Statement; width: number }
+/** sentWidth: the row width whose column names the main thread has; build: this thread's own, for renderers. */
+interface Prepared { stmt: SQLite.Statement; sentWidth: number; build: RowBuilder | null; buildWidth: number }
 const statements = new Map<string, Prepared>();
 
 function prepare(sql: string): Prepared {
@@ -18,22 +20,49 @@ function prepare(sql: string): Prepared {
   if (!p) {
     const stmt = db.prepare(sql);
     if (!stmt.readonly || !stmt.reader) throw new Error('the SQLite reader thread runs read-only queries only');
-    p = { stmt: stmt.raw(true), width: -1 };
+    p = { stmt: stmt.raw(true), sentWidth: -1, build: null, buildWidth: -1 };
     if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!);
     statements.set(sql, p);
   }
   return p;
 }
 
-function answer([id, sql, parameters]: ReadRequest): ReadReply {
+type Render = (arg: unknown, rows: unknown[]) => string;
+// Renderers by module and export; an import that failed is kept as its error.
+const renderers = new Map<string, Render | Error>();
+const renderKey = ([module, name]: RenderCall) => `${module}#${name}`;
+
+async function loadRenderers(batch: ReadRequest[]): Promise<void> {
+  for (const [, , , call] of batch) {
+    if (!call || renderers.has(renderKey(call))) continue;
+    try {
+      const fn = ((await import(call[0])) as Record<string, unknown>)[call[1]];
+      renderers.set(renderKey(call), typeof fn === 'function' ? (fn as Render) : new Error(`${call[0]} exports no function ${call[1]}`));
+    } catch (err) {
+      renderers.set(renderKey(call), err as Error);
+    }
+  }
+}
+
+function answer([id, sql, parameters, render]: ReadRequest): ReadReply {
   try {
     const p = prepare(sql);
     const rows = p.stmt.all(parameters) as unknown[][];
-    // Column names travel only when a statement's row width is new to the main thread: a
-    // schema change by another process re-prepares a `select *` with other columns.
-    const width = rows[0]?.length ?? p.width;
-    const columns = width !== p.width ? p.stmt.columns().map((c) => c.name) : null;
-    p.width = width;
+    // A schema change by another process re-prepares a `select *` with other columns: names
+    // are looked up again whenever a statement's row width changes.
+    const width = rows[0]?.length ?? -1;
+    if (render) {
+      const fn = renderers.get(renderKey(render))!;
+      if (fn instanceof Error) throw fn;
+      if (width >= 0 && width !== p.buildWidth) {
+        p.build = rowBuilder(p.stmt.columns().map((c) => c.name));
+        p.buildWidth = width;
+      }
+      return [id, fn(render[2], p.build ? rows.map(p.build) : []), null, null];
+    }
+    // Column names travel only when the row width is new to the main thread.
+    const columns = width >= 0 && width !== p.sentWidth ? p.stmt.columns().map((c) => c.name) : null;
+    if (columns) p.sentWidth = width;
     return [id, rows, columns, null];
   } catch (err) {
     const e = err as { message?: string; code?: string };
@@ -42,7 +71,9 @@ function answer([id, sql, parameters]: ReadRequest): ReadReply {
 }
 
 /** Strings, finite numbers and nulls survive JSON unchanged; blobs, bigints and NaN do not. */
-function jsonSafe(rows: unknown[][] | null): boolean {
+function jsonSafe(rows: unknown[][] | string | null): boolean {
+  // Rendered JSON text goes by structured clone: a copy, where JSON would escape every quote.
+  if (typeof rows === 'string') return false;
   if (!rows) return true;
   for (const row of rows) {
     for (const v of row) {
@@ -64,6 +95,26 @@ function send(replies: ReadReply[], json: boolean): void {
 }
 
 parentPort!.on('message', (batch: ReadRequest[]) => {
+  if (batch.some(([, , , call]) => call && !renderers.has(renderKey(call)))) void loadRenderers(batch).then(() => answerAll(batch));
+  else answerAll(batch);
+});
+
+// A batch is read in one transaction: one snapshot and one round of file locking for all its
+// reads instead of one each. Every read in it was sent before the batch arrived, so each still
+// sees every commit made before it was sent.
+const begin = db.prepare('begin');
+const commit = db.prepare('commit');
+
+function answerAll(batch: ReadRequest[]): void {
+  begin.run();
+  try {
+    answerInParts(batch);
+  } finally {
+    commit.run();
+  }
+}
+
+function answerInParts(batch: ReadRequest[]): void {
   let replies: ReadReply[] = [];
   let rows = 0;
   let json = true;
@@ -71,7 +122,8 @@ parentPort!.on('message', (batch: ReadRequest[]) => {
     const reply = answer(request);
     replies.push(reply);
     json &&= jsonSafe(reply[1]);
-    rows += reply[1]?.length ?? 1;
+    // A rendered reply (JSON text) is a whole answer: it goes at once.
+    rows += typeof reply[1] === 'string' ? ROWS_PER_REPLY : (reply[1]?.length ?? 1);
     if (rows >= ROWS_PER_REPLY) {
       send(replies, json);
       replies = [];
@@ -80,4 +132,4 @@ parentPort!.on('message', (batch: ReadRequest[]) => {
     }
   }
   if (replies.length > 0) send(replies, json);
-});
+}

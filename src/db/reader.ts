@@ -1,12 +1,15 @@
 import { Worker } from 'node:worker_threads';
+import type { Renderer } from './renderer.js';
 import { rowBuilder, type RowBuilder } from './rows.js';
 
-/** [request id, SQL, parameters] */
-export type ReadRequest = [number, string, readonly unknown[]];
-/** [request id, rows as arrays, column names when new to the main thread, error] */
-export type ReadReply = [number, unknown[][] | null, string[] | null, { message: string; code?: string | undefined } | null];
+/** [renderer's module, its export, its argument] */
+export type RenderCall = [string, string, unknown];
+/** [request id, SQL, parameters, what renders the rows as JSON text (null: the rows themselves)] */
+export type ReadRequest = [number, string, readonly unknown[], RenderCall | null];
+/** [request id, rows as arrays or rendered JSON text, column names when new to the main thread, error] */
+export type ReadReply = [number, unknown[][] | string | null, string[] | null, { message: string; code?: string | undefined } | null];
 
-interface Pending { sql: string; resolve(rows: unknown[]): void; reject(err: Error): void }
+interface Pending { sql: string; resolve(rows: unknown[] | string): void; reject(err: Error): void }
 
 // Built, the entry is the .js next to this file. Run from sources by tsx, a worker does not
 // inherit tsx's loader, so a bootstrap registers it before importing the .ts entry.
@@ -53,12 +56,24 @@ export class ReaderThread {
   }
 
   query(sql: string, parameters: readonly unknown[]): Promise<unknown[]> {
+    return this.send(sql, parameters, null) as Promise<unknown[]>;
+  }
+
+  /**
+   * The rows rendered as JSON text on the thread: a page of files costs the main thread
+   * neither building its rows nor turning them into objects and then into JSON.
+   */
+  rendered<Arg>(sql: string, parameters: readonly unknown[], renderer: Renderer<never, Arg>, arg: Arg): Promise<string> {
+    return this.send(sql, parameters, [renderer.module, renderer.name, arg]) as Promise<string>;
+  }
+
+  private send(sql: string, parameters: readonly unknown[], render: RenderCall | null): Promise<unknown[] | string> {
     if (this.failed) return Promise.reject(this.failed);
     return new Promise((resolve, reject) => {
       const id = this.nextId++;
       this.pending.set(id, { sql, resolve, reject });
       if (this.queue.length === 0) setImmediate(() => this.flush());
-      this.queue.push([id, sql, parameters]);
+      this.queue.push([id, sql, parameters, render]);
     });
   }
 
@@ -83,6 +98,10 @@ export class ReaderThread {
       this.pending.delete(id);
       if (error) {
         p.reject(Object.assign(new Error(error.message), { code: error.code }));
+        continue;
+      }
+      if (typeof rows === 'string') {
+        p.resolve(rows);
         continue;
       }
       if (columns) this.builders.set(p.sql, rowBuilder(columns));

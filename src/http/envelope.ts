@@ -17,6 +17,15 @@ export function objectBody<T>(req: FastifyRequest, data: T, links: { self: strin
   return { meta: baseMeta(req, 'object'), data, error: null, links };
 }
 
+/**
+ * JSON text already made (by a renderer, on the SQLite reader thread) standing for a T.
+ * Only routes marked nativeJson can send it: their serialiser writes the text as it is.
+ */
+export class JsonText<T> {
+  declare private readonly shape: T;
+  constructor(readonly text: string) {}
+}
+
 export interface Page<T> {
   items: T[];
   total: number;
@@ -24,8 +33,17 @@ export interface Page<T> {
   limit: number;
 }
 
+/** A page whose items were rendered as JSON text where they were read. */
+export type RenderedPage<T> = Omit<Page<T>, 'items'> & { items: JsonText<T[]> };
+
+/** The shape a body holding JsonText members has once serialised (what its schema describes). */
+export type Serialised<B> = { [K in keyof B]: B[K] extends JsonText<infer T> ? T : B[K] };
+
+/** For a nativeJson route's handler: its body, typed as what the client receives. */
+export const asSerialised = <B>(body: B) => body as unknown as Serialised<B>;
+
 /** List envelope with exact page arithmetic and absolute links (prev null on page 1, next null on the last). */
-export function listBody<T>(req: FastifyRequest, collectionUrl: string, page: Page<T>, extraQuery: Record<string, string> = {}) {
+export function listBody<P extends Omit<Page<unknown>, 'items'> & { items: unknown }>(req: FastifyRequest, collectionUrl: string, page: P, extraQuery: Record<string, string> = {}) {
   const pages = Math.max(1, Math.ceil(page.total / page.limit));
   // The filters are encoded once; page and limit are integers and need no encoding.
   const filters = new URLSearchParams(extraQuery).toString();
@@ -35,7 +53,7 @@ export function listBody<T>(req: FastifyRequest, collectionUrl: string, page: Pa
   return {
     // Object.assign, not a spread: a spread costs V8 far more on this hot path.
     meta: Object.assign(baseMeta(req, 'list'), { limit: page.limit, total: page.total, page: page.page, pages }),
-    data: page.items,
+    data: page.items as P['items'],
     error: null,
     links: {
       self: link(page.page),

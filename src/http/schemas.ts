@@ -1,4 +1,5 @@
 import { Type, type Static, type TSchema } from 'typebox';
+import { JsonText } from './envelope.js';
 
 // Wire schemas shared by every resource: the envelope of SPEC 2.1, list metadata,
 // error bodies and the pagination query. Response schemas also act as an allow-list:
@@ -90,4 +91,11 @@ export const Metadata = Type.Record(Type.String(), Type.Unknown());
  * generation garbage than the database read. The response schema still documents the shape,
  * and test/unit/native-json.test.ts holds these bodies to exactly what the schema allows.
  */
-export const nativeJson = { serializerCompiler: () => (data: unknown) => JSON.stringify(data) };
+export const nativeJson = { serializerCompiler: () => nativeStringify };
+
+/** JSON.stringify, with the text of a JsonText member of the body written as it is. */
+function nativeStringify(body: unknown): string {
+  if (body === null || typeof body !== 'object' || !Object.values(body).some((v) => v instanceof JsonText)) return JSON.stringify(body);
+  const members = Object.entries(body).filter(([, v]) => v !== undefined);
+  return `{${members.map(([k, v]) => `${JSON.stringify(k)}:${v instanceof JsonText ? v.text : JSON.stringify(v)}`).join(',')}}`;
+}

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Deps } from '../deps.js';
 import { eventsRecorded } from '../events/dispatcher.js';
 import type { Database } from '../db/schema.js';
@@ -14,10 +14,10 @@ import { bumpCounter, readCounter } from '../db/queries/counters.js';
 import { recordEvent } from '../db/queries/events.js';
 import { FILE_COLUMNS } from '../db/queries/files.js';
 import { isUniqueViolation } from '../db/errors.js';
-import { compiledOnce } from '../db/compiled.js';
-import type { Page } from '../http/envelope.js';
+import { compiledOnce, perLimit } from '../db/compiled.js';
+import { JsonText, type RenderedPage } from '../http/envelope.js';
 import { checkFilename, normalizeFolder } from './paths.js';
-import { toFileObject, toMediaObject, type FileObject, type FileRow } from './representations.js';
+import { FILE_LIST_JSON, toFileObject, toMediaObject, type FileObject, type FileRow } from './representations.js';
 import { findMedia } from './media.js';
 
 export interface NewFileInput {
@@ -202,8 +202,8 @@ const pathTaken = (folder: string, filename: string) =>
 const fileById = compiledOnce((db, projectId: string, id: string) =>
   db.selectFrom('files').select([...FILE_COLUMNS, 'blob_key', 'probe']).where('project_id', '=', projectId).where('id', '=', id), 2);
 
-const filesPage = compiledOnce((db, projectId: string, limit: number, offset: number) =>
-  db.selectFrom('files').select(FILE_COLUMNS).where('project_id', '=', projectId).orderBy('created', 'desc').orderBy('id', 'desc').limit(limit).offset(offset), 3);
+const filesPage = perLimit((limit) => compiledOnce((db, projectId: string, offset: number) =>
+  db.selectFrom('files').select(FILE_COLUMNS).where('project_id', '=', projectId).orderBy('created', 'desc').orderBy('id', 'desc').limit(sql.lit(limit)).offset(offset), 2));
 
 export async function findFileRow(deps: Pick<Deps, 'db'>, projectId: string, id: string) {
   return (await fileById(deps.db, projectId, id))[0];
@@ -220,12 +220,13 @@ export async function getFile(deps: Deps, scope: Scope, id: string): Promise<Fil
   return toFileObject(deps.config.publicUrl, row);
 }
 
-export async function listFiles(deps: Deps, scope: Scope, page: number, limit: number): Promise<Page<FileObject>> {
-  const [rows, total] = await Promise.all([
-    filesPage(deps.db, scope.projectId, limit, (page - 1) * limit),
+/** A page of files, rendered as JSON where the rows are read (see nativeJson). */
+export async function listFiles(deps: Deps, scope: Scope, page: number, limit: number): Promise<RenderedPage<FileObject>> {
+  const [items, total] = await Promise.all([
+    filesPage(limit).rendered(deps.db, FILE_LIST_JSON, deps.config.publicUrl, scope.projectId, (page - 1) * limit),
     readCounter(deps.db, scope.projectId, 'files'),
   ]);
-  return { items: rows.map((r) => toFileObject(deps.config.publicUrl, r)), total, page, limit };
+  return { items: new JsonText<FileObject[]>(items), total, page, limit };
 }
 
 export interface FilePatch {

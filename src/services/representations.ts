@@ -1,4 +1,5 @@
 import type { FilesTable, MediaTable } from '../db/schema.js';
+import { renderer } from '../db/renderer.js';
 
 // The resource shapes the API shows (SPEC 2.2, 2.3). Events carry the same shapes.
 
@@ -52,6 +53,12 @@ export function toFileObject(publicUrl: string, row: FileRow) {
   return Object.assign(fileCore(publicUrl, row), { media_id: row.media_id, metadata: parseMetadata(row.metadata), status: row.status });
 }
 export type FileObject = ReturnType<typeof toFileObject>;
+
+/** A page of files as the JSON text of their array, rendered where the rows are read. */
+export function fileListJson(publicUrl: string, rows: FileRow[]): string {
+  return JSON.stringify(rows.map((r) => toFileObject(publicUrl, r)));
+}
+export const FILE_LIST_JSON = renderer(import.meta.url, 'fileListJson', fileListJson);
 
 /** Files embedded in a media omit media_id, metadata and status (SPEC 2.3). */
 export function toEmbeddedFile(publicUrl: string, row: FileRow) {

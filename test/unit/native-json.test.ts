@@ -6,9 +6,9 @@ import type { FastifyRequest } from 'fastify';
 import { FileSchema } from '../../src/api/file-schemas.js';
 import { MediaSchema } from '../../src/api/media.js';
 import type { FilesTable, MediaTable } from '../../src/db/schema.js';
-import { listBody, objectBody } from '../../src/http/envelope.js';
+import { JsonText, listBody, objectBody } from '../../src/http/envelope.js';
 import { errorResponses, listEnvelope, nativeJson, objectEnvelope } from '../../src/http/schemas.js';
-import { toFileObject, toMediaObject } from '../../src/services/representations.js';
+import { fileListJson, toFileObject, toMediaObject } from '../../src/services/representations.js';
 
 // Routes marked nativeJson skip fast-json-stringify's allow-list: their bodies must already be
 // exactly what the response schema lets through. Each body below is built from database rows
@@ -51,6 +51,11 @@ describe('nativeJson routes give what their schema allows, no more', () => {
     const page = listBody(req, `${PUBLIC_URL}/files`, { items: files.map((f) => toFileObject(PUBLIC_URL, f)), total: 2, page: 1, limit: 20 });
     const [listViaSchema, listNative] = await bothWays(listEnvelope(FileSchema), page);
     assert.deepEqual(listNative, listViaSchema);
+
+    // The page as GET /files sends it: its items rendered as JSON text where they were read.
+    const rendered = listBody(req, `${PUBLIC_URL}/files`, { items: new JsonText(fileListJson(PUBLIC_URL, files)), total: 2, page: 1, limit: 20 });
+    const [, renderedNative] = await bothWays(listEnvelope(FileSchema), rendered);
+    assert.deepEqual(renderedNative, listViaSchema);
   });
 
   it('a media with its files', async () => {

@@ -8,6 +8,11 @@ import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../src/db/schema.js';
 import { migrate, openDatabase, readerThread } from '../../src/db/connect.js';
 import { bumpCounter, readCounter } from '../../src/db/queries/counters.js';
+import { compiledOnce } from '../../src/db/compiled.js';
+import { COUNTERS_JSON, MISSING_EXPORT } from '../helpers/render-fixture.js';
+
+const countersFrom = compiledOnce((db, resource: string) =>
+  db.selectFrom('counters').select(['project_id', 'count']).where('resource', '=', resource).orderBy('project_id'), 1);
 
 /**
  * Opens a transaction that adds delta to a counter and stays open (across real waits, as one
@@ -152,6 +157,21 @@ describe('SQLite reader thread', async () => {
     assert.equal(await readCounter(db, 'prj_t', 'files'), 3);
   });
 
+  it('renders rows as JSON on the thread, with a renderer it imports by name', async () => {
+    const text = await countersFrom.rendered(db, COUNTERS_JSON, 'files', 'files');
+    assert.deepEqual(JSON.parse(text), { label: 'files', on: 'reader', rows: [['prj_t', 3], ['prj_u', 7]] });
+    assert.deepEqual(JSON.parse(await countersFrom.rendered(db, COUNTERS_JSON, 'none', 'no-such-resource')), { label: 'none', on: 'reader', rows: [] });
+    // A commit is seen by the next rendered read, as by any other.
+    await db.transaction().execute((trx) => bumpCounter(trx, 'prj_v', 'files', 2));
+    assert.deepEqual(JSON.parse(await countersFrom.rendered(db, COUNTERS_JSON, 'files', 'files')).rows, [['prj_t', 3], ['prj_u', 7], ['prj_v', 2]]);
+    // Plain and rendered reads of one statement share it; each still gets its own shape.
+    const [plain, rendered] = await Promise.all([countersFrom(db, 'files'), countersFrom.rendered(db, COUNTERS_JSON, 'x', 'files')]);
+    assert.deepEqual(plain, [{ project_id: 'prj_t', count: 3 }, { project_id: 'prj_u', count: 7 }, { project_id: 'prj_v', count: 2 }]);
+    assert.equal(JSON.parse(rendered).rows.length, 3);
+    await assert.rejects(countersFrom.rendered(db, MISSING_EXPORT, 'x', 'files'), /exports no function noSuchExport/);
+    assert.ok(readerThread(db)!.usable, 'a renderer that cannot be found fails its read only');
+  });
+
   it('falls back to the main connection once the thread is gone', async () => {
     const reader = readerThread(db)!;
     await reader.close();
@@ -160,5 +180,7 @@ describe('SQLite reader thread', async () => {
     assert.equal(await readCounter(db, 'prj_t', 'files'), 3);
     await db.transaction().execute((trx) => bumpCounter(trx, 'prj_t', 'files', 1));
     assert.equal(await readCounter(db, 'prj_t', 'files'), 4);
+    // Rendered reads give the same text, rendered here.
+    assert.deepEqual(JSON.parse(await countersFrom.rendered(db, COUNTERS_JSON, 'files', 'files')), { label: 'files', on: 'main', rows: [['prj_t', 4], ['prj_u', 7], ['prj_v', 2]] });
   });
 });
