@@ -21,5 +21,5 @@ VOLUME /data
 USER node
 EXPOSE 8443
 HEALTHCHECK --interval=15s --timeout=5s CMD node -e "fetch('https://127.0.0.1:8443/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))" || exit 1
-ENTRYPOINT ["node", "dist/src/cli.js"]
+ENTRYPOINT ["node", "--max-semi-space-size=32", "dist/src/cli.js"]
 CMD ["serve"]

@@ -77,9 +77,18 @@ function wrap(proc: ChildProcess): Child {
   };
 }
 
-/** `node --import tsx src/cli.ts serve`, resolved once GET /health answers 200. */
+let built: Promise<unknown> | null = null;
+
+/**
+ * `mediad serve` as users start it: the built command (dist/, compiled by `npm run build` once
+ * per benchmark run) through its own #! line, with its node flags. nodeArgs (e.g. --cpu-prof)
+ * go through NODE_OPTIONS, where node reads them beside the #! line's.
+ */
 export async function startMediad(env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Promise<Child & { url: string; ca: Buffer }> {
-  const proc = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', CLI, 'serve'], { env, cwd: MEDIAD_ROOT, stdio: ['ignore', 'inherit', 'pipe'] });
+  built ??= run('npm', ['run', '--silent', 'build'], { cwd: MEDIAD_ROOT });
+  await built;
+  const nodeOptions = [env.NODE_OPTIONS, ...nodeArgs].filter(Boolean).join(' ');
+  const proc = spawn(path.join(MEDIAD_ROOT, 'dist', 'src', 'cli.js'), ['serve'], { env: { ...env, NODE_OPTIONS: nodeOptions }, cwd: MEDIAD_ROOT, stdio: ['ignore', 'inherit', 'pipe'] });
   const child = wrap(proc);
   const url = `https://127.0.0.1:${env.MEDIAD_PORT}`;
   const caFile = path.join(env.MEDIAD_DATA_DIR!, 'tls', 'ca.crt');
@@ -208,7 +217,7 @@ export interface ProfileSummary {
   inclusive: [string, number][];
 }
 
-/** The busiest .cpuprofile in `dir` (tsx's loader thread writes its own), summarised; idle excluded. */
+/** The busiest .cpuprofile in `dir` (each thread writes its own: the SQLite reader's, tsx's loader), summarised; idle excluded. */
 export async function summarizeProfile(dir: string, top = 15): Promise<ProfileSummary> {
   let best: { file: string; prof: CpuProfile; self: Map<number, number>; busy: number } | null = null;
   for (const name of (await readdir(dir)).filter((f) => f.endsWith('.cpuprofile'))) {
@@ -223,7 +232,8 @@ export async function summarizeProfile(dir: string, top = 15): Promise<ProfileSu
   for (const n of best.prof.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
   const describe = (id: number) => {
     const { functionName, url, lineNumber } = byId.get(id)!.callFrame;
-    const rel = url.replace(/^file:\/\//, '').replace(`${MEDIAD_ROOT}/`, '').replace(`${REPO}/`, '');
+    // The built mediad runs from dist/src: its functions are named by their src/ path.
+    const rel = url.replace(/^file:\/\//, '').replace(`${MEDIAD_ROOT}/dist/`, '').replace(`${MEDIAD_ROOT}/`, '').replace(`${REPO}/`, '');
     const area = !url ? `(${functionName || 'native'})` : rel.startsWith('node_modules/')
       ? rel.split('/').slice(0, rel.startsWith('node_modules/@') ? 3 : 2).join('/')
       : rel.startsWith('src/') ? path.dirname(rel) : rel.startsWith('node:') ? rel : 'other';
