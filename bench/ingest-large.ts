@@ -52,6 +52,26 @@ async function settle(dir: string, bytes: number): Promise<void> {
   await sleep(200);
 }
 
+/**
+ * Node's own ceiling: a fresh node process fetching the URL with undici (mediad's HTTP client)
+ * and dropping every chunk, timed from the request to the last byte. mediad cannot receive
+ * faster than this, whatever it does with the bytes.
+ */
+async function discard(url: string): Promise<void> {
+  const { request: get } = await import('undici');
+  const t = performance.now();
+  const res = await get(url, { highWaterMark: 1024 * 1024 });
+  let bytes = 0;
+  for await (const chunk of res.body) bytes += (chunk as Buffer).length;
+  process.stdout.write(`${bytes} ${(performance.now() - t) / 1000}\n`);
+}
+
+async function nodeDiscard(url: string): Promise<{ bytes: number; seconds: number }> {
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', SCRIPT, '--child', 'discard', url]);
+  const [bytes, seconds] = stdout.trim().split(' ').map(Number);
+  return { bytes: bytes!, seconds: seconds! };
+}
+
 async function curl(url: string, out: string): Promise<{ bytes: number; seconds: number }> {
   const { stdout } = await run('curl', ['-s', '-o', out, '-w', '%{size_download} %{time_total}', url]);
   const [bytes, seconds] = stdout.trim().split(' ').map(Number);
@@ -129,6 +149,13 @@ async function main(): Promise<void> {
       if (r.bytes !== size) throw new Error(`curl got ${r.bytes} bytes`);
       curlNull.push(r.seconds);
     }
+    const nodeNull: number[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      await settle(dataDir, size);
+      const r = await nodeDiscard(url('a.wav'));
+      if (r.bytes !== size) throw new Error(`node got ${r.bytes} bytes`);
+      nodeNull.push(r.seconds);
+    }
     // References only: what storing the bytes costs, curl writing a file on the data dir's
     // filesystem (page cache only), then the same with the fsync that makes it durable.
     for (let i = 0; i < RUNS; i++) {
@@ -181,6 +208,7 @@ async function main(): Promise<void> {
     const curlMBps = mbps(median(curlNull));
     const fileMBps = mbps(median(curlFile));
     const diskMBps = mbps(median(curlDisk));
+    const nodeMBps = mbps(median(nodeNull));
     const mediadMBps = mbps(median(runs.map((r) => r.seconds)));
     const dlTimes = runs.map((r) => r.downloadS).filter((x): x is number => x !== null);
     const ratio = mediadMBps / curlMBps;
@@ -190,6 +218,7 @@ async function main(): Promise<void> {
     console.log(`\ningest of a ${fmt(mb(size), 0)} MB WAV over loopback HTTP (median of ${RUNS})\n`);
     console.log(table(['client', 'MB/s', 'seconds (each run)'], [
       ['curl -o /dev/null', fmt(curlMBps, 0), curlNull.map((x) => fmt(x, 2)).join(' ')],
+      ['node + undici, bytes dropped (Node\'s ceiling)', fmt(nodeMBps, 0), nodeNull.map((x) => fmt(x, 2)).join(' ')],
       ['curl -o file (reference)', fmt(fileMBps, 0), curlFile.map((x) => fmt(x, 2)).join(' ')],
       ['curl -o file + fsync (reference)', fmt(diskMBps, 0), curlDisk.map((x) => fmt(x, 2)).join(' ')],
       ['mediad POST /files -> 201', fmt(mediadMBps, 0), runs.map((r) => fmt(r.seconds, 2)).join(' ')],
@@ -202,6 +231,7 @@ async function main(): Promise<void> {
     console.log(`(ffprobe of the cached source alone, in this process: ${fmt(probeS, 3)} s)`);
     console.log(`\nratio mediad/curl  ${fmt(ratio, 3)}   target >= ${TARGET_RATIO}   ${verdict(ratio >= TARGET_RATIO)}`);
     console.log(`peak RSS growth    ${fmt(rssGrowth, 1)} MB   target < ${TARGET_RSS_MB} MB   ${verdict(rssGrowth < TARGET_RSS_MB)}`);
+    console.log(`(mediad vs node + undici dropping the bytes: ${fmt(mediadMBps / nodeMBps, 3)}; node + undici vs curl -o /dev/null: ${fmt(nodeMBps / curlMBps, 3)})`);
     console.log(`(mediad vs curl -o file: ${fmt(mediadMBps / fileMBps, 3)}; vs curl -o file + fsync: ${fmt(mediadMBps / diskMBps, 3)}; curl -o file vs curl -o /dev/null: ${fmt(fileMBps / curlMBps, 3)})`);
     if (prof) {
       console.log(`\nCPU profile of mediad, busy self time ${fmt(prof.totalMs / 1000, 1)} s:`);
@@ -209,7 +239,7 @@ async function main(): Promise<void> {
     }
     const out = await writeResults(profile ? 'ingest-large-profile' : 'ingest-large', {
       date: new Date().toISOString(), node: process.version, cpus: 2, bytes: size, runs: RUNS,
-      curl: { devNullSeconds: curlNull, mbps: curlMBps }, curlToFile: { seconds: curlFile, mbps: fileMBps }, curlToDiskWithFsync: { seconds: curlDisk, mbps: diskMBps },
+      curl: { devNullSeconds: curlNull, mbps: curlMBps }, nodeDiscard: { seconds: nodeNull, mbps: nodeMBps }, curlToFile: { seconds: curlFile, mbps: fileMBps }, curlToDiskWithFsync: { seconds: curlDisk, mbps: diskMBps },
       mediad: { warmUp: warm, runs, mbps: mediadMBps, downloadMBps: dlTimes.length ? mbps(median(dlTimes)) : null }, probeSeconds: probeS,
       ratio, rssGrowthMB: rssGrowth, targets: { ratio: TARGET_RATIO, rssGrowthMB: TARGET_RSS_MB },
       pass: { ratio: ratio >= TARGET_RATIO, rss: rssGrowth < TARGET_RSS_MB }, profile: prof && { totalMs: prof.totalMs, functions: prof.functions },
@@ -221,5 +251,9 @@ async function main(): Promise<void> {
   }
 }
 
-if (process.argv[2] === '--child') await origin(process.argv[4]!, process.argv[5]!);
-else await main();
+if (process.argv[2] === '--child') {
+  if (process.argv[3] === 'discard') await discard(process.argv[4]!);
+  else await origin(process.argv[4]!, process.argv[5]!);
+} else {
+  await main();
+}
