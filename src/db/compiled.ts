@@ -2,6 +2,7 @@ import type { CompiledQuery, Kysely } from 'kysely';
 import type { Database } from './schema.js';
 import { readerThread } from './connect.js';
 import type { Renderer } from './renderer.js';
+import { RENDERER_UNAVAILABLE } from './reader.js';
 
 /**
  * A hot query compiled once instead of rebuilt on every request (Kysely's builder and
@@ -47,7 +48,8 @@ export function compiledOnce<A extends unknown[], R>(build: (db: Kysely<Database
       try {
         return await reader.rendered(query.sql, query.parameters, renderer, arg);
       } catch (err) {
-        if (reader.usable) throw err;
+        // A failed thread, or one that cannot import this renderer: read and render here.
+        if (reader.usable && (err as { code?: string }).code !== RENDERER_UNAVAILABLE) throw err;
       }
     }
     return renderer.render(arg, (await db.executeQuery(query)).rows);

@@ -2,7 +2,7 @@
 // file answers batches of hot reads, so the main thread never runs them itself.
 import { parentPort, workerData } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
-import type { ReadReply, ReadRequest, RenderCall } from './reader.js';
+import { RENDERER_UNAVAILABLE, type ReadReply, type ReadRequest, type RenderCall } from './reader.js';
 import { rowBuilder, type RowBuilder } from './rows.js';
 
 const STATEMENT_CACHE_SIZE = 200;
@@ -32,14 +32,17 @@ type Render = (arg: unknown, rows: unknown[]) => string;
 const renderers = new Map<string, Render | Error>();
 const renderKey = ([module, name]: RenderCall) => `${module}#${name}`;
 
+// The main thread renders such reads itself (compiledOnce's rendered).
+const unavailable = (message: string) => Object.assign(new Error(message), { code: RENDERER_UNAVAILABLE });
+
 async function loadRenderers(batch: ReadRequest[]): Promise<void> {
   for (const [, , , call] of batch) {
     if (!call || renderers.has(renderKey(call))) continue;
     try {
       const fn = ((await import(call[0])) as Record<string, unknown>)[call[1]];
-      renderers.set(renderKey(call), typeof fn === 'function' ? (fn as Render) : new Error(`${call[0]} exports no function ${call[1]}`));
+      renderers.set(renderKey(call), typeof fn === 'function' ? (fn as Render) : unavailable(`${call[0]} exports no function ${call[1]}`));
     } catch (err) {
-      renderers.set(renderKey(call), err as Error);
+      renderers.set(renderKey(call), unavailable(`${call[0]} could not be imported here: ${(err as Error).message}`));
     }
   }
 }

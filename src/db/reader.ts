@@ -9,6 +9,9 @@ export type ReadRequest = [number, string, readonly unknown[], RenderCall | null
 /** [request id, rows as arrays or rendered JSON text, column names when new to the main thread, error] */
 export type ReadReply = [number, unknown[][] | string | null, string[] | null, { message: string; code?: string | undefined } | null];
 
+/** The error code of a rendered read whose renderer the thread could not import. */
+export const RENDERER_UNAVAILABLE = 'MEDIAD_RENDERER_UNAVAILABLE';
+
 interface Pending { sql: string; resolve(rows: unknown[] | string): void; reject(err: Error): void }
 
 // Built, the entry is the .js next to this file. Run from sources by tsx, a worker does not
