@@ -2,7 +2,7 @@ import type { CompiledQuery, Kysely } from 'kysely';
 import type { Database } from './schema.js';
 import { readerThread } from './connect.js';
 import type { Renderer } from './renderer.js';
-import { RENDERER_UNAVAILABLE } from './reader.js';
+import { RENDERER_UNAVAILABLE, type ReaderThread } from './reader.js';
 
 /**
  * A hot query compiled once instead of rebuilt on every request (Kysely's builder and
@@ -27,35 +27,31 @@ export function compiledOnce<A extends unknown[], R>(build: (db: Kysely<Database
   };
 
   /** The rows. */
-  const read = async (db: Kysely<Database>, ...args: A): Promise<R[]> => {
-    const query = withValues(db, args);
-    const reader = readerThread(db);
-    if (reader?.usable) {
-      try {
-        return (await reader.query(query.sql, query.parameters)) as R[];
-      } catch (err) {
-        if (reader.usable) throw err; // the query failed; a failed thread falls back below
-      }
-    }
-    return (await db.executeQuery(query)).rows;
-  };
+  const read = (db: Kysely<Database>, ...args: A): Promise<R[]> =>
+    viaReader(db, withValues(db, args), (reader, q) => reader.query(q.sql, q.parameters) as Promise<R[]>, (rows) => rows);
 
   /** The rows as JSON text made by renderer, on the reader thread where there is one. */
-  const rendered = async <Arg>(db: Kysely<Database>, renderer: Renderer<R, Arg>, arg: Arg, ...args: A): Promise<string> => {
-    const query = withValues(db, args);
-    const reader = readerThread(db);
-    if (reader?.usable) {
-      try {
-        return await reader.rendered(query.sql, query.parameters, renderer, arg);
-      } catch (err) {
-        // A failed thread, or one that cannot import this renderer: read and render here.
-        if (reader.usable && (err as { code?: string }).code !== RENDERER_UNAVAILABLE) throw err;
-      }
-    }
-    return renderer.render(arg, (await db.executeQuery(query)).rows);
-  };
+  const rendered = <Arg>(db: Kysely<Database>, renderer: Renderer<R, Arg>, arg: Arg, ...args: A): Promise<string> =>
+    viaReader(db, withValues(db, args), (reader, q) => reader.rendered(q.sql, q.parameters, renderer, arg), (rows) => renderer.render(arg, rows));
 
   return Object.assign(read, { rendered });
+}
+
+/**
+ * A read on the SQLite reader thread where there is one, else (PostgreSQL, in memory, a failed
+ * thread, a renderer the thread cannot import) through Kysely, its rows given to `here`.
+ */
+async function viaReader<R, T>(db: Kysely<Database>, query: CompiledQuery<R>, onThread: (reader: ReaderThread, query: CompiledQuery<R>) => Promise<T>, here: (rows: R[]) => T): Promise<T> {
+  const reader = readerThread(db);
+  if (reader?.usable) {
+    try {
+      return await onThread(reader, query);
+    } catch (err) {
+      // A query that failed fails; a failed thread, or a missing renderer, falls back below.
+      if (reader.usable && (err as { code?: string }).code !== RENDERER_UNAVAILABLE) throw err;
+    }
+  }
+  return here((await db.executeQuery(query)).rows);
 }
 
 /**
