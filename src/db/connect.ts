@@ -6,7 +6,7 @@ import { CompiledQuery, Kysely, Migrator, PostgresDialect, SqliteAdapter, Sqlite
 import type { Config } from '../config.js';
 import type { Database } from './schema.js';
 import { ReaderThread } from './reader.js';
-import { rowBuilder, type RowBuilder } from './rows.js';
+import { statementRowBuilder } from './rows.js';
 import * as m001 from './migrations/001-core.js';
 import * as m002 from './migrations/002-tasks.js';
 import * as m003 from './migrations/003-automations.js';
@@ -71,20 +71,8 @@ const STATEMENT_CACHE_SIZE = 500;
 /** A statement as Kysely's SQLite driver uses it, reading rows as arrays when it returns rows. */
 function fastRows(stmt: SQLite.Statement): SqliteStatement {
   if (!stmt.reader) return stmt as unknown as SqliteStatement;
-  const columns = () => stmt.columns().map((c) => c.name);
-  let width = 0;
-  let build: RowBuilder = () => undefined;
+  const toObject = statementRowBuilder(() => stmt.columns().map((c) => c.name));
   const rows = stmt.raw(true);
-  // SQLite re-prepares a statement after a schema change (another process migrating), so a
-  // `select *` can come back with other columns: the builder follows the row width.
-  const toObject = (values: unknown[]) => {
-    if (values.length !== width) {
-      const names = columns();
-      width = names.length;
-      build = rowBuilder(names);
-    }
-    return build(values);
-  };
   return {
     reader: true,
     all: (parameters) => (rows.all(parameters) as unknown[][]).map(toObject),

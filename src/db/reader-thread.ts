@@ -3,7 +3,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
 import { RENDERER_UNAVAILABLE, type ReadReply, type ReadRequest, type RenderCall } from './reader.js';
-import { rowBuilder, type RowBuilder } from './rows.js';
+import { statementRowBuilder, type RowBuilder } from './rows.js';
 
 const STATEMENT_CACHE_SIZE = 200;
 
@@ -11,8 +11,8 @@ const db = new SQLite((workerData as { file: string }).file, { fileMustExist: tr
 db.pragma('busy_timeout = 10000');
 db.pragma('query_only = ON'); // this connection can never write, whatever SQL reaches it
 
-/** sentWidth: the row width whose column names the main thread has; build: this thread's own, for renderers. */
-interface Prepared { stmt: SQLite.Statement; sentWidth: number; build: RowBuilder | null; buildWidth: number }
+/** sentWidth: the row width whose column names the main thread has; toObject: rows as objects, for renderers. */
+interface Prepared { stmt: SQLite.Statement; sentWidth: number; toObject: RowBuilder }
 const statements = new Map<string, Prepared>();
 
 function prepare(sql: string): Prepared {
@@ -20,7 +20,7 @@ function prepare(sql: string): Prepared {
   if (!p) {
     const stmt = db.prepare(sql);
     if (!stmt.readonly || !stmt.reader) throw new Error('the SQLite reader thread runs read-only queries only');
-    p = { stmt: stmt.raw(true), sentWidth: -1, build: null, buildWidth: -1 };
+    p = { stmt: stmt.raw(true), sentWidth: -1, toObject: statementRowBuilder(() => stmt.columns().map((c) => c.name)) };
     if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!);
     statements.set(sql, p);
   }
@@ -51,19 +51,14 @@ function answer([id, sql, parameters, render]: ReadRequest): ReadReply {
   try {
     const p = prepare(sql);
     const rows = p.stmt.all(parameters) as unknown[][];
-    // A schema change by another process re-prepares a `select *` with other columns: names
-    // are looked up again whenever a statement's row width changes.
-    const width = rows[0]?.length ?? -1;
     if (render) {
       const fn = renderers.get(renderKey(render))!;
       if (fn instanceof Error) throw fn;
-      if (width >= 0 && width !== p.buildWidth) {
-        p.build = rowBuilder(p.stmt.columns().map((c) => c.name));
-        p.buildWidth = width;
-      }
-      return [id, fn(render[2], p.build ? rows.map(p.build) : []), null, null];
+      return [id, fn(render[2], rows.map(p.toObject)), null, null];
     }
-    // Column names travel only when the row width is new to the main thread.
+    // Column names travel only when the row width is new to the main thread: a schema change
+    // by another process re-prepares a `select *` with other columns.
+    const width = rows[0]?.length ?? -1;
     const columns = width >= 0 && width !== p.sentWidth ? p.stmt.columns().map((c) => c.name) : null;
     if (columns) p.sentWidth = width;
     return [id, rows, columns, null];
