@@ -18,8 +18,8 @@ export function objectBody<T>(req: FastifyRequest, data: T, links: { self: strin
 }
 
 /**
- * JSON text already made (by a renderer, on the SQLite reader thread) standing for a T.
- * Only routes marked nativeJson can send it: their serialiser writes the text as it is.
+ * JSON text already made (by a renderer, on the SQLite reader thread) standing for a T, as an
+ * envelope's data. Only routes marked nativeJson can send it: their serialiser writes it as it is.
  */
 export class JsonText<T> {
   declare private readonly shape: T;

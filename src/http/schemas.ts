@@ -93,9 +93,10 @@ export const Metadata = Type.Record(Type.String(), Type.Unknown());
  */
 export const nativeJson = { serializerCompiler: () => nativeStringify };
 
-/** JSON.stringify, with the text of a JsonText member of the body written as it is. */
+/** JSON.stringify, with an envelope's data written as it is when it is already JSON text. */
 function nativeStringify(body: unknown): string {
-  if (body === null || typeof body !== 'object' || !Object.values(body).some((v) => v instanceof JsonText)) return JSON.stringify(body);
-  const members = Object.entries(body).filter(([, v]) => v !== undefined);
-  return `{${members.map(([k, v]) => `${JSON.stringify(k)}:${v instanceof JsonText ? v.text : JSON.stringify(v)}`).join(',')}}`;
+  const data = (body as { data?: unknown } | null)?.data;
+  if (!(data instanceof JsonText)) return JSON.stringify(body);
+  const members = Object.entries(body as object).filter(([, v]) => v !== undefined);
+  return `{${members.map(([k, v]) => `${JSON.stringify(k)}:${v === data ? data.text : JSON.stringify(v)}`).join(',')}}`;
 }
