@@ -21,5 +21,6 @@ VOLUME /data
 USER node
 EXPOSE 8443
 HEALTHCHECK --interval=15s --timeout=5s CMD node -e "fetch('https://127.0.0.1:8443/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))" || exit 1
-ENTRYPOINT ["node", "--max-semi-space-size=32", "dist/src/cli.js"]
+# The command runs node with its own flags (its #! line).
+ENTRYPOINT ["/app/dist/src/cli.js"]
 CMD ["serve"]

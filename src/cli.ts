@@ -2,8 +2,8 @@
 // The young generation is doubled (semi-spaces of 32 MB, V8's default is 16): under load the
 // objects of requests still in flight survive a collection that comes too soon and are copied
 // twice and promoted, and on GET /files at 64 connections the extra collections doubled the
-// p99 (bench/api-files.ts). The same flag is in package.json's start, the Dockerfile and the
-// systemd units, which start node themselves.
+// p99 (bench/api-files.ts). npm start, the Dockerfile and the systemd units run this file
+// directly, so this line is the one place the flag is set (npm run build makes it executable).
 import { Command } from 'commander';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { migrate, openDatabase } from './db/connect.js';
