@@ -66,16 +66,18 @@ async function discard(url: string): Promise<void> {
   process.stdout.write(`${bytes} ${(performance.now() - t) / 1000}\n`);
 }
 
-async function nodeDiscard(url: string): Promise<{ bytes: number; seconds: number }> {
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', SCRIPT, '--child', 'discard', url]);
+/** "<bytes> <seconds>", as curl -w and discard() print them. */
+function bytesAndSeconds(stdout: string): { bytes: number; seconds: number } {
   const [bytes, seconds] = stdout.trim().split(' ').map(Number);
   return { bytes: bytes!, seconds: seconds! };
 }
 
+async function nodeDiscard(url: string): Promise<{ bytes: number; seconds: number }> {
+  return bytesAndSeconds((await run(process.execPath, ['--import', 'tsx', SCRIPT, '--child', 'discard', url])).stdout);
+}
+
 async function curl(url: string, out: string): Promise<{ bytes: number; seconds: number }> {
-  const { stdout } = await run('curl', ['-s', '-o', out, '-w', '%{size_download} %{time_total}', url]);
-  const [bytes, seconds] = stdout.trim().split(' ').map(Number);
-  return { bytes: bytes!, seconds: seconds! };
+  return bytesAndSeconds((await run('curl', ['-s', '-o', out, '-w', '%{size_download} %{time_total}', url])).stdout);
 }
 
 async function fsyncFile(file: string): Promise<void> {
@@ -139,23 +141,22 @@ async function main(): Promise<void> {
     const host = `127.0.0.1:${src.port}`;
     const url = (name: string) => `http://${host}/${name}`;
 
-    const curlNull: number[] = [];
+    // Clients that drop the bytes, each run checked to have received the whole file.
+    const droppingRuns = async (client: string, fetchOnce: () => Promise<{ bytes: number; seconds: number }>) => {
+      const seconds: number[] = [];
+      for (let i = 0; i < RUNS; i++) {
+        await settle(dataDir, size);
+        const r = await fetchOnce();
+        if (r.bytes !== size) throw new Error(`${client} got ${r.bytes} bytes`);
+        seconds.push(r.seconds);
+      }
+      return seconds;
+    };
+    const curlNull = await droppingRuns('curl', () => curl(url('a.wav'), '/dev/null'));
+    const nodeNull = await droppingRuns('node', () => nodeDiscard(url('a.wav')));
     const curlFile: number[] = [];
     const curlDisk: number[] = [];
     const diskOut = path.join(dataDir, 'curl-out.wav');
-    for (let i = 0; i < RUNS; i++) {
-      await settle(dataDir, size);
-      const r = await curl(url('a.wav'), '/dev/null');
-      if (r.bytes !== size) throw new Error(`curl got ${r.bytes} bytes`);
-      curlNull.push(r.seconds);
-    }
-    const nodeNull: number[] = [];
-    for (let i = 0; i < RUNS; i++) {
-      await settle(dataDir, size);
-      const r = await nodeDiscard(url('a.wav'));
-      if (r.bytes !== size) throw new Error(`node got ${r.bytes} bytes`);
-      nodeNull.push(r.seconds);
-    }
     // References only: what storing the bytes costs, curl writing a file on the data dir's
     // filesystem (page cache only), then the same with the fsync that makes it durable.
     for (let i = 0; i < RUNS; i++) {
