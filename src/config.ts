@@ -36,6 +36,18 @@ export interface Config {
   rateLimitPerMinute: number;
   /** Bearer token for GET /metrics; without one, /metrics answers loopback clients only. */
   metricsToken: string | null;
+  /** Limits that keep one project (or one automation loop) from taking every worker and the disk. */
+  quotas: {
+    /** Tasks a project may have pending; POST /tasks beyond it answers 429 too_many_tasks. 0: no limit. */
+    pendingTasksPerProject: number;
+    /** How many automations may follow one another (each firing on the previous one's output). */
+    automationChainDepth: number;
+  };
+  /**
+   * Fault injection for the crash tests: the process SIGKILLs itself when it reaches this named
+   * point (see src/faults.ts). Never set in production.
+   */
+  crashAt: string | null;
 }
 
 export class ConfigError extends Error {
@@ -103,6 +115,11 @@ export function loadConfig(env: Env = process.env): Config {
     redisUrl: env.MEDIAD_REDIS_URL || null,
     rateLimitPerMinute: read.int('MEDIAD_RATE_LIMIT_PER_MINUTE', 1200, 0, 10_000_000),
     metricsToken: env.MEDIAD_METRICS_TOKEN || null,
+    quotas: {
+      pendingTasksPerProject: read.int('MEDIAD_MAX_PENDING_TASKS', 1000, 0, 10_000_000),
+      automationChainDepth: read.int('MEDIAD_AUTOMATION_MAX_DEPTH', 3, 1, 20),
+    },
+    crashAt: env.MEDIAD_CRASH_AT || null,
   };
 
   if (problems.length > 0) throw new ConfigError(problems);

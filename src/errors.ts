@@ -29,6 +29,7 @@ export const ERROR_CATALOGUE = {
   media_limit_exceeded: 422,
   kind_not_supported: 422,
   rate_limited: 429,
+  too_many_tasks: 429,
   internal_error: 500,
   service_unavailable: 503,
 } as const;

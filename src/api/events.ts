@@ -12,6 +12,8 @@ const EventSchema = Type.Object({
   type: Type.String(),
   // The resource as the API showed it when the event happened.
   data: Type.Record(Type.String(), Type.Unknown()),
+  // Present when an automation's work caused the event.
+  cause: Type.Optional(Type.Object({ automation_id: Type.String(), chain: Type.Array(Type.String()), depth: Type.Integer() })),
   created: Type.String(),
 });
 

@@ -11,12 +11,13 @@ import * as m001 from './migrations/001-core.js';
 import * as m002 from './migrations/002-tasks.js';
 import * as m003 from './migrations/003-automations.js';
 import * as m004 from './migrations/004-rate-limits.js';
+import * as m005 from './migrations/005-hardening.js';
 
 export type Db = Kysely<Database>;
 
 // Migrations are listed in code (not read from a folder) so the built package and
 // tsx runs see exactly the same set.
-const MIGRATIONS: Record<string, Migration> = { '001-core': m001, '002-tasks': m002, '003-automations': m003, '004-rate-limits': m004 };
+const MIGRATIONS: Record<string, Migration> = { '001-core': m001, '002-tasks': m002, '003-automations': m003, '004-rate-limits': m004, '005-hardening': m005 };
 
 class CodeMigrationProvider implements MigrationProvider {
   async getMigrations(): Promise<Record<string, Migration>> {

@@ -75,6 +75,8 @@ export interface EventsTable {
   data: string;
   created: string;
   dispatched: Generated<number>;
+  /** The automations whose runs caused this event, as a JSON array (null: a client's request did). */
+  chain: string | null;
 }
 
 export interface AutomationsTable {
@@ -152,6 +154,8 @@ export interface TasksTable {
   step: string | null;
   /** conditions tasks: {passed, failed, continue}. */
   results: string | null;
+  /** The automations whose runs led to this task, as a JSON array (null: a client's request did). */
+  chain: string | null;
 }
 
 export interface WebhookDeliveriesTable {
@@ -181,7 +185,16 @@ export interface WebhookAttemptsTable {
   created: string;
 }
 
+export interface BlobJournalTable {
+  blob_key: string;
+  op: 'put' | 'delete';
+  /** The process that wrote the entry (host:pid:instance), so a dead one's entries are swept at once. */
+  owner: string;
+  created: string;
+}
+
 export interface Database {
+  blob_journal: BlobJournalTable;
   automations: AutomationsTable;
   automation_runs: AutomationRunsTable;
   webhook_endpoints: WebhookEndpointsTable;

@@ -64,7 +64,7 @@ export class EventDispatcher {
     let tasks = 0;
     let deliveries = 0;
     const count = await this.deps.db.transaction().execute(async (trx) => {
-      let q = trx.selectFrom('events').select(['seq', 'id', 'project_id', 'type', 'data', 'created']).where('dispatched', '=', 0).orderBy('seq').limit(BATCH);
+      let q = trx.selectFrom('events').select(['seq', 'id', 'project_id', 'type', 'data', 'created', 'chain']).where('dispatched', '=', 0).orderBy('seq').limit(BATCH);
       if (!sqlite) q = q.forUpdate().skipLocked();
       const rows = await q.execute();
       for (const row of rows) {

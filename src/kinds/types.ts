@@ -78,6 +78,8 @@ export interface KindProcessor {
   urlIsOption?: boolean;
   /** Cross-field checks at creation (a codec the container cannot hold): each problem is a 400 detail. */
   problems?(options: Record<string, unknown>): import('../errors.js').ErrorDetail[];
+  /** Checks at creation that need the project's data (an ingest into another project's media is a 404). */
+  admit?(deps: Deps, projectId: string, options: Record<string, unknown>): Promise<void>;
   /** Checks that need the input (an audio task on a file without audio); throws a permanent error. */
   check?(options: Record<string, unknown>, input: KindInput): void;
   run(ctx: TaskContext, input: KindInput | null): Promise<KindResult>;

@@ -1,14 +1,26 @@
-import { SqliteAdapter, type Kysely } from 'kysely';
+import { SqliteAdapter, sql, type Kysely } from 'kysely';
 import type { Database, TasksTable } from '../db/schema.js';
 import { notify } from '../db/notify.js';
 
-// Claiming is one UPDATE … WHERE id = (oldest due pending task) RETURNING *. SQLite runs
-// it under its single writer lock; PostgreSQL adds FOR UPDATE SKIP LOCKED so concurrent
-// workers take different rows instead of queueing behind one another.
+// Claiming is one UPDATE … WHERE id = (a due pending task) RETURNING *. SQLite runs it under
+// its single writer lock; PostgreSQL adds FOR UPDATE SKIP LOCKED so concurrent workers take
+// different rows instead of queueing behind one another.
+//
+// Claims are fair across projects: the task comes from the project with due work that has the
+// fewest tasks running (ties: the one waiting longest), then that project's oldest due task. So a
+// project that queued a thousand tasks shares the workers with one that queued one, instead of
+// making it wait behind its backlog.
 
 export async function claimTask(db: Kysely<Database>, owner: string, leaseMs: number, now: Date, kinds?: readonly string[]): Promise<TasksTable | undefined> {
+  // On PostgreSQL the fair project's due tasks may all be locked by other claims in flight:
+  // then any due task is taken rather than none.
+  return (await claimOne(db, owner, leaseMs, now, kinds, true)) ?? (await claimOne(db, owner, leaseMs, now, kinds, false));
+}
+
+async function claimOne(db: Kysely<Database>, owner: string, leaseMs: number, now: Date, kinds: readonly string[] | undefined, fair: boolean) {
   const iso = now.toISOString();
   const sqlite = db.getExecutor().adapter instanceof SqliteAdapter;
+  const due = sql<boolean>`status = 'pending' and run_after <= ${iso}${kinds ? sql` and kind in (${sql.join(kinds)})` : sql``}`;
   return db.updateTable('tasks')
     .set((eb) => ({
       status: 'processing',
@@ -21,6 +33,15 @@ export async function claimTask(db: Kysely<Database>, owner: string, leaseMs: nu
     .where('id', '=', (eb) => {
       let q = eb.selectFrom('tasks').select('id').where('status', '=', 'pending').where('run_after', '<=', iso);
       if (kinds) q = q.where('kind', 'in', kinds);
+      if (fair) {
+        q = q.where('project_id', '=', (p) => p.selectFrom('tasks').select('project_id')
+          .where('status', 'in', ['pending', 'processing'])
+          .groupBy('project_id')
+          .having(sql`sum(case when ${due} then 1 else 0 end)`, '>', 0)
+          .orderBy(sql`sum(case when status = 'processing' then 1 else 0 end)`)
+          .orderBy(sql`min(case when ${due} then run_after end)`)
+          .limit(1));
+      }
       q = q.orderBy('run_after').orderBy('created').limit(1);
       return sqlite ? q : q.forUpdate().skipLocked();
     })

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Deps } from '../deps.js';
 import { iso } from '../deps.js';
 import type { Database, TasksTable } from '../db/schema.js';
-import { recordEvent } from '../db/queries/events.js';
+import { parseChain, recordEvent } from '../db/queries/events.js';
 import { toTaskObject } from '../services/task-representation.js';
 import type { TaskFailure } from './retry.js';
 import { enqueueTaskWebhook } from '../webhooks/task-webhook.js';
@@ -28,7 +28,7 @@ export async function completeTask(deps: Pick<Deps, 'clock'>, trx: Kysely<Databa
     .executeTakeFirst();
   if (Number(res.numUpdatedRows) === 0) throw new LeaseLostError(task.id);
   const row = await trx.selectFrom('tasks').selectAll().where('id', '=', task.id).executeTakeFirstOrThrow();
-  await recordEvent(trx, task.project_id, 'task.completed', toTaskObject(row), now);
+  await recordEvent(trx, task.project_id, 'task.completed', toTaskObject(row), now, parseChain(row.chain));
   await enqueueTaskWebhook(trx, row, 'task.completed', now);
   await advanceWorkflow(deps, trx, row);
 }
@@ -44,7 +44,7 @@ export async function failTask(deps: Pick<Deps, 'db' | 'clock'>, task: TasksTabl
       .executeTakeFirst();
     if (Number(res.numUpdatedRows) === 0) return false;
     const row = await trx.selectFrom('tasks').selectAll().where('id', '=', task.id).executeTakeFirstOrThrow();
-    await recordEvent(trx, task.project_id, 'task.failed', toTaskObject(row), now);
+    await recordEvent(trx, task.project_id, 'task.failed', toTaskObject(row), now, parseChain(row.chain));
     await enqueueTaskWebhook(trx, row, 'task.failed', now);
     await advanceWorkflow(deps, trx, row);
     return true;

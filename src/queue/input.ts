@@ -5,6 +5,7 @@ import type { Deps } from '../deps.js';
 import { iso } from '../deps.js';
 import { AppError } from '../errors.js';
 import type { TasksTable } from '../db/schema.js';
+import { parseChain } from '../db/queries/events.js';
 import type { KindInput } from '../kinds/types.js';
 import { probeFile, type ProbeResult } from '../media/index.js';
 import { findFileRow, scratchPath, storeLocalFile } from '../services/files.js';
@@ -21,7 +22,7 @@ export async function resolveInput(deps: Deps, task: TasksTable, workDir: string
   if (!fileId) {
     const download = scratchPath({ tmpDir: workDir }, 'source');
     await deps.outbound.download(task.input_url!, download, { signal });
-    const file = await storeLocalFile(deps, { projectId: task.project_id }, download, {}, undefined, async (trx, f) => {
+    const file = await storeLocalFile(deps, { projectId: task.project_id, chain: parseChain(task.chain) }, download, {}, undefined, async (trx, f) => {
       const res = await trx.updateTable('tasks').set({ input_file_id: f.id, input: JSON.stringify(fileSummary(f)), updated: iso(deps.clock.now()) })
         .where('id', '=', task.id).where('status', '=', 'processing').where('lease_owner', '=', task.lease_owner).executeTakeFirst();
       if (Number(res.numUpdatedRows) === 0) throw new LeaseLostError(task.id);

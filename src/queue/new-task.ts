@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { newId } from '../ids.js';
 import type { Database, TasksTable } from '../db/schema.js';
 import { bumpCounter } from '../db/queries/counters.js';
-import { recordEvent } from '../db/queries/events.js';
+import { chainText, recordEvent, type Chain } from '../db/queries/events.js';
 import { kindEntry } from '../kinds/registry.js';
 import type { TaskTarget } from '../kinds/types.js';
 import { toTaskObject } from '../services/task-representation.js';
@@ -22,6 +22,18 @@ export interface NewTask {
   parent_id?: string | null;
   automation_id?: string | null;
   step?: unknown;
+  /** The automations whose runs led to this task (services/automation-runs.ts). */
+  chain?: Chain;
+}
+
+/**
+ * How many tasks the project has pending, counted up to `upTo` (enough to compare with a limit
+ * without counting a long backlog).
+ */
+export async function pendingTasks(trx: Kysely<Database>, projectId: string, upTo: number): Promise<number> {
+  const row = await trx.selectFrom((eb) => eb.selectFrom('tasks').select('id').where('status', '=', 'pending').where('project_id', '=', projectId).limit(upTo).as('p'))
+    .select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  return Number(row.n);
 }
 
 /**
@@ -37,10 +49,10 @@ export async function insertPendingTask(trx: Kysely<Database>, t: NewTask, now: 
     output: null, output_file_id: null, error: null, progress: 0, webhook_url: t.webhook_url ?? null,
     attempts: 0, max_attempts: kindEntry(t.kind)?.processor.policy.maxAttempts ?? 1, run_after: now, lease_owner: null, lease_expires: null,
     created: now, updated: now, started: null, finished: null,
-    parent_id: t.parent_id ?? null, automation_id: t.automation_id ?? null, step: t.step === undefined ? null : JSON.stringify(t.step), results: null,
+    parent_id: t.parent_id ?? null, automation_id: t.automation_id ?? null, step: t.step === undefined ? null : JSON.stringify(t.step), results: null, chain: chainText(t.chain),
   };
   await trx.insertInto('tasks').values(row).execute();
   await bumpCounter(trx, t.project_id, 'tasks', 1);
-  await recordEvent(trx, t.project_id, 'task.created', toTaskObject(row), now);
+  await recordEvent(trx, t.project_id, 'task.created', toTaskObject(row), now, t.chain);
   return row;
 }

@@ -7,6 +7,7 @@ import { randomBase62 } from '../ids.js';
 import { kindEntry } from '../kinds/registry.js';
 import type { KindInput, TaskContext, TaskTarget } from '../kinds/types.js';
 import type { TasksTable } from '../db/schema.js';
+import { parseChain } from '../db/queries/events.js';
 import { storeOutputFiles } from '../services/files.js';
 import { fileSummary } from '../services/task-representation.js';
 import { claimTask, expiredLeases, heartbeat, releaseTask } from './claim.js';
@@ -145,7 +146,7 @@ export class WorkerPool {
         await deps.db.transaction().execute((trx) => completeTask(deps, trx, task, null, result.output, result.results));
       } else {
         const folder = ctx.target.folder ?? input?.file.folder ?? '';
-        await storeOutputFiles(deps, { projectId: task.project_id }, input!.file.media_id, result.files.map((f, i) => ({
+        await storeOutputFiles(deps, { projectId: task.project_id, chain: parseChain(task.chain) }, input!.file.media_id, result.files.map((f, i) => ({
           path: f.path, facts: f, probe: f.probe, folder, filename: i === 0 ? ctx.target.filename ?? f.filename : f.filename, ref: f.ref !== undefined ? f.ref : i === 0 ? ctx.target.ref ?? null : null,
         })), (trx, files) => completeTask(deps, trx, task, files[0]!.id, fileSummary(files[0]!)));
       }

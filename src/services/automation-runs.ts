@@ -1,15 +1,16 @@
 import type { Kysely } from 'kysely';
-import { iso } from '../deps.js';
+import { iso, type Deps } from '../deps.js';
 import { newId } from '../ids.js';
 import type { Database, FilesTable } from '../db/schema.js';
 import type { EventConsumer } from '../events/dispatcher.js';
+import { parseChain, recordEvent, type EventRow } from '../db/queries/events.js';
 import { evaluate } from '../workflows/conditions.js';
 import { FILE_COLUMNS } from '../db/queries/files.js';
 import { findMedia } from './media.js';
 import { toFileObject } from './representations.js';
 import { conditionSubject } from '../workflows/subject.js';
 import { fileSummary } from './task-representation.js';
-import { insertPendingTask } from '../queue/new-task.js';
+import { insertPendingTask, pendingTasks } from '../queue/new-task.js';
 import type { Trigger } from './automations.js';
 
 type FileRow = Pick<FilesTable, (typeof FILE_COLUMNS)[number]>;
@@ -27,9 +28,25 @@ async function inputFileFor(trx: Kysely<Database>, projectId: string, type: stri
   return undefined;
 }
 
+/** Why an automation did not fire on an event it matched; recorded as an automation.skipped event. */
+type SkipReason = 'chain_depth' | 'too_many_tasks';
+
+async function recordSkip(deps: Deps, trx: Kysely<Database>, event: EventRow, automationId: string, reason: SkipReason, message: string): Promise<void> {
+  deps.log.warn({ event: event.id, automation: automationId, reason }, 'automation skipped');
+  await recordEvent(trx, event.project_id, 'automation.skipped', {
+    automation_id: automationId, event_id: event.id, event_type: event.type, reason, message,
+  }, iso(deps.clock.now()), parseChain(event.chain));
+}
+
 /**
  * Starts a workflow task for each active automation whose trigger matches the event. The
  * automation_runs key (event, automation) makes a redelivered event a no-op.
+ *
+ * Loops are cut by the event's chain (the automations whose runs caused it): an automation
+ * never fires on an event its own run caused (its own output file, its own tasks' events),
+ * and a chain stops at `quotas.automationChainDepth` automations, recorded as an
+ * automation.skipped event. An automation also does not start while its project has as many
+ * pending tasks as `quotas.pendingTasksPerProject` allows.
  */
 export const automationConsumer: EventConsumer = async (deps, trx, event) => {
   const automations = (await trx.selectFrom('automations').selectAll().where('project_id', '=', event.project_id).where('status', '=', 'active').execute())
@@ -42,14 +59,30 @@ export const automationConsumer: EventConsumer = async (deps, trx, event) => {
     deps.log.info({ event: event.id, type: event.type }, 'automation trigger skipped: the event has no file to work on');
     return { tasks: 0, deliveries: 0 };
   }
-  const { publicUrl } = deps.config;
+  const { publicUrl, quotas } = deps.config;
   const media = await findMedia(trx, event.project_id, file.media_id);
   const subject = conditionSubject(publicUrl, media, file);
+  const chain = parseChain(event.chain);
 
   let started = 0;
   for (const automation of automations) {
     const trigger = JSON.parse(automation.trigger) as Trigger;
     if (trigger.conditions && !evaluate(trigger.conditions, subject).continue) continue;
+    if (chain.includes(automation.id)) {
+      deps.log.debug({ event: event.id, automation: automation.id }, 'automation not fired on an event its own run caused');
+      continue;
+    }
+    if (chain.length >= quotas.automationChainDepth) {
+      await recordSkip(deps, trx, event, automation.id, 'chain_depth',
+        `not started: ${event.id} was caused by a chain of ${chain.length} automations (${chain.join(' -> ')}), the most that may follow one another (MEDIAD_AUTOMATION_MAX_DEPTH=${quotas.automationChainDepth})`);
+      continue;
+    }
+    const cap = quotas.pendingTasksPerProject;
+    if (cap > 0 && (await pendingTasks(trx, event.project_id, cap)) >= cap) {
+      await recordSkip(deps, trx, event, automation.id, 'too_many_tasks',
+        `not started: the project already has ${cap} pending tasks (MEDIAD_MAX_PENDING_TASKS); ${event.id} was not processed by this automation`);
+      continue;
+    }
     const now = iso(deps.clock.now());
     const taskId = newId('task');
     const claimed = await trx.insertInto('automation_runs').values({ event_id: event.id, automation_id: automation.id, task_id: taskId, created: now })
@@ -57,7 +90,7 @@ export const automationConsumer: EventConsumer = async (deps, trx, event) => {
     if (Number(claimed.numInsertedOrUpdatedRows ?? 0n) === 0) continue;
     await insertPendingTask(trx, {
       id: taskId, project_id: event.project_id, kind: 'workflow', input_file_id: file.id, input: JSON.stringify(fileSummary(toFileObject(publicUrl, file))),
-      options: { workflow: JSON.parse(automation.workflow) }, automation_id: automation.id,
+      options: { workflow: JSON.parse(automation.workflow) }, automation_id: automation.id, chain: [...chain, automation.id],
     }, now);
     started++;
   }

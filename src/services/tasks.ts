@@ -3,14 +3,15 @@ import { eventsRecorded } from '../events/dispatcher.js';
 import { iso } from '../deps.js';
 import { AppError } from '../errors.js';
 import { readCounter } from '../db/queries/counters.js';
-import { recordEvent } from '../db/queries/events.js';
+import { parseChain, recordEvent } from '../db/queries/events.js';
 import type { TaskStatus } from '../db/schema.js';
 import type { Page } from '../http/envelope.js';
 import { validationFailed, type AjvIssue } from '../http/validation.js';
 import { kindEntry } from '../kinds/registry.js';
 import { TASK_KINDS } from '../kinds/types.js';
 import { taskSignals, TASK_CANCELLED, TASK_READY } from '../queue/signal.js';
-import { insertPendingTask } from '../queue/new-task.js';
+import { insertPendingTask, pendingTasks } from '../queue/new-task.js';
+import { checkEndpointUrl } from '../webhooks/endpoint-rules.js';
 import { findFileRow } from './files.js';
 import { checkFilename, normalizeFolder } from './paths.js';
 import { toFileObject } from './representations.js';
@@ -57,6 +58,9 @@ export async function createTask(deps: Deps, scope: Scope, body: TaskRequest): P
   if (problems.length > 0) {
     throw new AppError('validation_failed', `the options do not fit together: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`, { details: problems });
   }
+  // A task webhook must be deliverable, by the same rule as a webhook endpoint's url.
+  const webhookUrl = body.webhook_url === undefined ? undefined : checkEndpointUrl(body.webhook_url, deps.config.fetch, 'webhook_url');
+  await processor.admit?.(deps, scope.projectId, options);
   const target = {
     ...(body.folder !== undefined ? { folder: normalizeFolder(body.folder) } : {}),
     ...(body.filename !== undefined ? { filename: checkFilename(body.filename) } : {}),
@@ -72,9 +76,15 @@ export async function createTask(deps: Deps, scope: Scope, body: TaskRequest): P
 
   const task = await deps.db.transaction().execute(async (trx) => {
     const now = iso(deps.clock.now());
+    const cap = deps.config.quotas.pendingTasksPerProject;
+    if (cap > 0 && (await pendingTasks(trx, scope.projectId, cap)) >= cap) {
+      throw new AppError('too_many_tasks', `this project already has ${cap} pending tasks (MEDIAD_MAX_PENDING_TASKS); wait for some to run, or cancel some, then retry`, {
+        headers: { 'retry-after': '10' },
+      });
+    }
     const row = await insertPendingTask(trx, {
       project_id: scope.projectId, kind: processor.kind, input_file_id: body.file_id, input_url: inputUrl, input,
-      options: { ...options, ...target }, target, webhook_url: body.webhook_url,
+      options: { ...options, ...target }, target, webhook_url: webhookUrl,
     }, now);
     const obj = toTaskObject(row);
     return obj;
@@ -115,12 +125,12 @@ export async function cancelTask(deps: Deps, scope: Scope, id: string): Promise<
     if (!row) throw new AppError('not_found', `no task ${id} in this project`);
     if (Number(res.numUpdatedRows) === 0) throw new AppError('conflict', `task ${id} is already ${row.status} and cannot be cancelled`);
     const obj = toTaskObject(row);
-    await recordEvent(trx, scope.projectId, 'task.cancelled', obj, now);
+    await recordEvent(trx, scope.projectId, 'task.cancelled', obj, now, parseChain(row.chain));
     // A cancelled workflow cancels the steps still to run; a cancelled step may end its workflow.
     const children = await trx.selectFrom('tasks').selectAll().where('parent_id', '=', id).where('status', 'in', ['pending', 'processing', 'waiting']).execute();
     for (const child of children) {
       await trx.updateTable('tasks').set({ status: 'cancelled', lease_owner: null, lease_expires: null, finished: now, updated: now }).where('id', '=', child.id).execute();
-      await recordEvent(trx, scope.projectId, 'task.cancelled', toTaskObject({ ...child, status: 'cancelled' }), now);
+      await recordEvent(trx, scope.projectId, 'task.cancelled', toTaskObject({ ...child, status: 'cancelled' }), now, parseChain(child.chain));
     }
     await advanceWorkflow(deps, trx, row);
     return obj;

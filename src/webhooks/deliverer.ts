@@ -114,6 +114,8 @@ export class WebhookDeliverer {
     let error: string | null = null;
     let retryAfter: number | null = null;
     let notSent = false;
+    // The guard refused the address (private, loopback...): no later attempt can succeed.
+    let refused = false;
     try {
       const target = await this.target(row);
       if ('notSent' in target) {
@@ -131,15 +133,16 @@ export class WebhookDeliverer {
       }
     } catch (err) {
       error = isAppError(err) ? err.message : err instanceof Error ? err.message : String(err);
+      refused = isAppError(err) && err.code === 'source_refused';
       // The client refuses to follow (maxRedirects 0): say so plainly rather than "too many redirects".
       if (isAppError(err) && err.message.startsWith('too many redirects')) error = 'the receiver answered with a redirect (3xx); webhooks do not follow redirects: use the final URL';
     }
     const now = deps.clock.now();
     const delivered = error === null;
-    const delay = delivered || notSent || statusCode === 410 ? null : nextDelayMs(attempt, retryAfter);
+    const delay = delivered || notSent || refused || statusCode === 410 ? null : nextDelayMs(attempt, retryAfter);
     const status = delivered ? 'delivered' : delay === null ? 'failed' : 'pending';
     // Only the last scheduled attempt counts toward disabling an endpoint; later manual retries do not.
-    const outcome = delivered ? 'delivered' : notSent ? 'other' : statusCode === 410 ? 'gone' : delay === null && attempt === MAX_ATTEMPTS ? 'exhausted' : 'other';
+    const outcome = delivered ? 'delivered' : notSent ? 'other' : statusCode === 410 ? 'gone' : refused || (delay === null && attempt === MAX_ATTEMPTS) ? 'exhausted' : 'other';
     await deps.db.transaction().execute(async (trx) => {
       await trx.insertInto('webhook_attempts').values({
         id: newId('attempt'), delivery_id: row.id, attempt, status_code: statusCode, error, duration_ms: notSent ? 0 : Date.now() - started, created: iso(now),

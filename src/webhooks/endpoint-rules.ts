@@ -9,27 +9,28 @@ import { EVENT_TYPES } from '../db/queries/events.js';
 export const ALL_EVENTS = '*';
 export const MAX_URL_LENGTH = 2048;
 
-const invalid = (message: string) => new AppError('validation_failed', `the request is not valid: url ${message}`, { details: [{ field: 'url', message }] });
+const invalid = (field: string, message: string) => new AppError('validation_failed', `the request is not valid: ${field} ${message}`, { details: [{ field, message }] });
 
 /**
  * Refuses URLs that can never be delivered: not http(s), credentials in the URL, or an IP
  * literal / localhost name the outbound policy refuses. Names are not resolved here (DNS can
- * change); the guarded client checks every address again at delivery time.
+ * change); the guarded client checks every address again at delivery time. Used for webhook
+ * endpoints (`url`) and task webhooks (`webhook_url`).
  */
-export function checkEndpointUrl(raw: string, policy: Pick<UrlPolicy, 'allowPrivate' | 'allowHosts'>): string {
+export function checkEndpointUrl(raw: string, policy: Pick<UrlPolicy, 'allowPrivate' | 'allowHosts'>, field = 'url'): string {
   let url: URL;
   try {
     url = parseFetchUrl(raw);
   } catch (err) {
-    throw invalid(err instanceof AppError ? err.message : 'is not a valid URL');
+    throw invalid(field, err instanceof AppError ? err.message : 'is not a valid URL');
   }
-  if (raw.length > MAX_URL_LENGTH) throw invalid(`is longer than ${MAX_URL_LENGTH} characters`);
+  if (raw.length > MAX_URL_LENGTH) throw invalid(field, `is longer than ${MAX_URL_LENGTH} characters`);
   if (policy.allowPrivate || isAllowedHost(url, policy.allowHosts)) return url.href;
   const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase().replace(/\.$/, '');
-  if (host === 'localhost' || host.endsWith('.localhost')) throw invalid(`points at ${host}, a loopback name; set MEDIAD_ALLOW_PRIVATE_URLS or MEDIAD_ALLOWED_URL_HOSTS to allow it`);
+  if (host === 'localhost' || host.endsWith('.localhost')) throw invalid(field, `points at ${host}, a loopback name; set MEDIAD_ALLOW_PRIVATE_URLS or MEDIAD_ALLOWED_URL_HOSTS to allow it`);
   if (net.isIP(host) !== 0) {
     const cls = classifyAddress(host);
-    if (cls !== 'public') throw invalid(`points at ${host}, which is ${describeClass(cls)}; set MEDIAD_ALLOW_PRIVATE_URLS or MEDIAD_ALLOWED_URL_HOSTS to allow it`);
+    if (cls !== 'public') throw invalid(field, `points at ${host}, which is ${describeClass(cls)}; set MEDIAD_ALLOW_PRIVATE_URLS or MEDIAD_ALLOWED_URL_HOSTS to allow it`);
   }
   return url.href;
 }

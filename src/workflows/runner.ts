@@ -2,7 +2,7 @@ import { SqliteAdapter, type Kysely } from 'kysely';
 import type { Deps } from '../deps.js';
 import { iso } from '../deps.js';
 import type { Database, TasksTable } from '../db/schema.js';
-import { recordEvent } from '../db/queries/events.js';
+import { parseChain, recordEvent } from '../db/queries/events.js';
 import { toTaskObject } from '../services/task-representation.js';
 import { enqueueTaskWebhook } from '../webhooks/task-webhook.js';
 import { insertPendingTask } from '../queue/new-task.js';
@@ -24,7 +24,7 @@ export async function startSteps(deps: Pick<Deps, 'clock'>, trx: Kysely<Database
     const target = stepTarget(step);
     await insertPendingTask(trx, {
       project_id: parent.project_id, kind, input_file_id: inputFileId, input, options: { ...stepOptions(step), ...target }, target,
-      parent_id: parent.id, automation_id: parent.automation_id, step,
+      parent_id: parent.id, automation_id: parent.automation_id, step, chain: parseChain(parent.chain),
     }, now);
   }
   return steps.length;
@@ -59,7 +59,7 @@ export async function advanceWorkflow(deps: Pick<Deps, 'clock'>, trx: Kysely<Dat
   const status = failed.length === 0 ? 'completed' : 'failed';
   await trx.updateTable('tasks').set({ status, error, progress: 100, finished: now, updated: now }).where('id', '=', parent.id).execute();
   const done = await trx.selectFrom('tasks').selectAll().where('id', '=', parent.id).executeTakeFirstOrThrow();
-  await recordEvent(trx, parent.project_id, status === 'completed' ? 'task.completed' : 'task.failed', toTaskObject(done), now);
+  await recordEvent(trx, parent.project_id, status === 'completed' ? 'task.completed' : 'task.failed', toTaskObject(done), now, parseChain(done.chain));
   await enqueueTaskWebhook(trx, done, `task.${status}`, now);
   await advanceWorkflow(deps, trx, done);
 }

@@ -28,7 +28,7 @@ after(() => db.destroy());
 
 async function event(type: 'media.created' | 'task.completed'): Promise<EventRow> {
   const id = await db.transaction().execute((trx) => recordEvent(trx, projectId, type, { id: 'med_x', object: 'media' }, new Date().toISOString()));
-  return db.selectFrom('events').select(['seq', 'id', 'project_id', 'type', 'data', 'created']).where('id', '=', id).executeTakeFirstOrThrow();
+  return db.selectFrom('events').select(['seq', 'id', 'project_id', 'type', 'data', 'created', 'chain']).where('id', '=', id).executeTakeFirstOrThrow();
 }
 const fanOut = (e: EventRow) => db.transaction().execute((trx) => endpointConsumer(deps, trx, e));
 const rowsFor = (eventId: string) => db.selectFrom('webhook_deliveries').selectAll().where('event_id', '=', eventId).execute();

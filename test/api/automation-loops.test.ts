@@ -1,0 +1,187 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startOrigin, type Origin } from '../helpers/origin.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+// Automations whose work triggers them again (hardening issue, point 1): an automation on
+// file.created with an image step used to fire on its own output without end.
+
+let origin: Origin;
+before(async () => {
+  origin = await startOrigin();
+});
+after(() => origin.close());
+
+async function server(env: Record<string, string> = {}): Promise<{ t: TestServer; key: string; projectId: string }> {
+  const t = await startTestServer({ MEDIAD_ALLOWED_URL_HOSTS: origin.host, MEDIAD_WORKER_CONCURRENCY: '2', ...env });
+  const k = await t.key('loops', 'main');
+  return { t, key: k.key, projectId: k.project_id };
+}
+
+const imageStep = (ref: string) => ({ kind: 'image', width: 16, format: 'png', ref });
+
+/** Waits until no task of the project is pending, processing or waiting, and the outbox is dispatched, twice in a row. */
+async function settle(t: TestServer, projectId: string): Promise<void> {
+  const db = t.server.runtime.deps.db;
+  let quiet = 0;
+  const deadline = Date.now() + 60_000;
+  while (quiet < 2) {
+    if (Date.now() > deadline) throw new Error('the project did not settle in 60 s (an automation loop?)');
+    await new Promise((r) => setTimeout(r, 300));
+    const active = await db.selectFrom('tasks').select('id').where('project_id', '=', projectId).where('status', 'in', ['pending', 'processing', 'waiting']).execute();
+    const undispatched = await db.selectFrom('events').select('id').where('dispatched', '=', 0).execute();
+    quiet = active.length === 0 && undispatched.length === 0 ? quiet + 1 : 0;
+  }
+}
+
+async function tasksOf(t: TestServer, projectId: string) {
+  return t.server.runtime.deps.db.selectFrom('tasks').selectAll().where('project_id', '=', projectId).execute();
+}
+
+describe('automation chains', () => {
+  it('an automation never fires on its own output (file.created and task.completed triggers)', async () => {
+    const { t, key, projectId } = await server();
+    try {
+      for (const event of ['file.created', 'task.completed']) {
+        const auto = await t.call('POST', '/automations', { key, body: { trigger: { kind: 'event', event }, workflow: [imageStep(`thumb_${event}`)] } });
+        assert.equal(auto.status, 201, auto.text);
+      }
+      const file = await t.call('POST', '/files', { key, body: { url: origin.url('/fixtures/image-png') } });
+      assert.equal(file.status, 201, file.text);
+      await settle(t, projectId);
+
+      const tasks = await tasksOf(t, projectId);
+      // The upload's file.created starts the file.created automation (X) once; X's output file and
+      // X's image task completing are X's own work, so X does not fire again. The task.completed
+      // automation (Y) fires on X's image task (chain X -> Y); Y's own output and task completion
+      // hold Y (and X) in their chain, so nothing fires after that. Workflow tasks have no output.
+      const workflows = tasks.filter((x) => x.kind === 'workflow');
+      assert.equal(workflows.length, 2, JSON.stringify(workflows.map((w) => w.chain)));
+      assert.ok(tasks.every((x) => x.status === 'completed'), JSON.stringify(tasks.map((x) => [x.kind, x.status, x.error])));
+      // Nothing ever ran on an event its own automation caused.
+      for (const w of workflows) {
+        const chain = JSON.parse(w.chain ?? '[]') as string[];
+        assert.equal(chain.at(-1), w.automation_id);
+        assert.equal(new Set(chain).size, chain.length, `no automation twice in a chain: ${chain.join(' -> ')}`);
+      }
+      // The output's file.created carries its cause.
+      const events = await t.call('GET', '/events?type=file.created&limit=100', { key });
+      const caused = events.json.data.filter((e: { cause?: unknown }) => e.cause);
+      assert.ok(caused.length >= 1);
+      for (const e of caused) {
+        assert.match(e.cause.automation_id, /^auto_/);
+        assert.equal(e.cause.depth, e.cause.chain.length);
+      }
+      const uploaded = events.json.data.find((e: { data: { id: string } }) => e.data.id === file.json.data.id);
+      assert.equal(uploaded.cause, undefined, 'a client upload has no cause');
+    } finally {
+      await t.stop();
+    }
+  });
+
+  it('two automations feeding each other stop after each ran once on the other’s output', async () => {
+    const { t, key, projectId } = await server();
+    try {
+      for (const ref of ['a', 'b']) {
+        assert.equal((await t.call('POST', '/automations', { key, body: { trigger: { kind: 'event', event: 'file.created' }, workflow: [imageStep(ref)] } })).status, 201);
+      }
+      assert.equal((await t.call('POST', '/files', { key, body: { url: origin.url('/fixtures/image-png') } })).status, 201);
+      await settle(t, projectId);
+      const workflows = (await tasksOf(t, projectId)).filter((x) => x.kind === 'workflow');
+      // upload -> A, B; A's output -> B; B's output -> A; then every chain holds both.
+      assert.equal(workflows.length, 4, JSON.stringify(workflows.map((w) => w.chain)));
+    } finally {
+      await t.stop();
+    }
+  });
+
+  it('a chain stops at MEDIAD_AUTOMATION_MAX_DEPTH, recorded as automation.skipped', async () => {
+    const { t, key, projectId } = await server({ MEDIAD_AUTOMATION_MAX_DEPTH: '2' });
+    try {
+      for (const ref of ['a', 'b', 'c']) {
+        assert.equal((await t.call('POST', '/automations', { key, body: { trigger: { kind: 'event', event: 'file.created' }, workflow: [imageStep(ref)] } })).status, 201);
+      }
+      assert.equal((await t.call('POST', '/files', { key, body: { url: origin.url('/fixtures/image-png') } })).status, 201);
+      await settle(t, projectId);
+      const workflows = (await tasksOf(t, projectId)).filter((x) => x.kind === 'workflow');
+      const depths = workflows.map((w) => (JSON.parse(w.chain ?? '[]') as string[]).length);
+      assert.ok(depths.every((d) => d <= 2), `depths ${depths.join(',')}`);
+      // Depth 1: three runs; depth 2: each output feeds the two others (six runs).
+      assert.equal(workflows.length, 9);
+      const skipped = await t.call('GET', '/events?type=automation.skipped&limit=100', { key });
+      assert.ok(skipped.json.meta.total >= 1, 'the stop is recorded');
+      const e = skipped.json.data[0];
+      assert.equal(e.data.reason, 'chain_depth');
+      assert.match(e.data.message, /MEDIAD_AUTOMATION_MAX_DEPTH=2/);
+      assert.equal(e.cause.depth, 2);
+    } finally {
+      await t.stop();
+    }
+  });
+});
+
+describe('per-project queue limits', () => {
+  let t: TestServer;
+  before(async () => {
+    // No workers: created tasks stay pending.
+    t = await startTestServer({ MEDIAD_ALLOWED_URL_HOSTS: origin.host, MEDIAD_WORKER_CONCURRENCY: '0', MEDIAD_MAX_PENDING_TASKS: '3' });
+  });
+  after(() => t.stop());
+
+  it('refuses a task past MEDIAD_MAX_PENDING_TASKS with 429 too_many_tasks; other projects are not affected', async () => {
+    const { key } = await t.key('limits', 'busy');
+    const { key: other } = await t.key('limits', 'quiet');
+    const body = { kind: 'ingest', url: origin.url('/fixtures/image-png') };
+    for (let i = 0; i < 3; i++) assert.equal((await t.call('POST', '/tasks', { key, body })).status, 201);
+    const refused = await t.call('POST', '/tasks', { key, body });
+    assert.equal(refused.status, 429, refused.text);
+    assert.equal(refused.json.error.code, 'too_many_tasks');
+    assert.match(refused.json.error.message, /MEDIAD_MAX_PENDING_TASKS/);
+    assert.ok(refused.headers['retry-after']);
+    assert.equal((await t.call('GET', '/tasks', { key })).json.meta.total, 3, 'nothing was created');
+    assert.equal((await t.call('POST', '/tasks', { key: other, body })).status, 201);
+  });
+
+  it('an automation does not start while its project is at the limit, and says so', async () => {
+    const { key } = await t.key('limits', 'auto');
+    const body = { kind: 'ingest', url: origin.url('/fixtures/image-png') };
+    for (let i = 0; i < 3; i++) assert.equal((await t.call('POST', '/tasks', { key, body })).status, 201);
+    assert.equal((await t.call('POST', '/automations', { key, body: { trigger: { kind: 'event', event: 'media.created' }, workflow: [imageStep('x')] } })).status, 201);
+    assert.equal((await t.call('POST', '/files', { key, body: { url: origin.url('/fixtures/image-png') } })).status, 201);
+    let skipped;
+    for (let i = 0; i < 100 && !skipped?.json.meta.total; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      skipped = await t.call('GET', '/events?type=automation.skipped', { key });
+    }
+    assert.equal(skipped!.json.data[0].data.reason, 'too_many_tasks');
+    assert.equal((await t.call('GET', '/tasks?kind=workflow', { key })).json.meta.total, 0);
+  });
+});
+
+describe('fair claiming', () => {
+  it('takes the next task from the project with the fewest running, not the oldest backlog', async () => {
+    const t = await startTestServer({ MEDIAD_WORKER_CONCURRENCY: '0' });
+    try {
+      const db = t.server.runtime.deps.db;
+      const { insertPendingTask } = await import('../../src/queue/new-task.js');
+      const { claimTask } = await import('../../src/queue/claim.js');
+      const big = (await t.key('fair', 'big')).project_id;
+      const small = (await t.key('fair', 'small')).project_id;
+      const at = (ms: number) => new Date(Date.UTC(2026, 0, 1) + ms).toISOString();
+      await db.transaction().execute(async (trx) => {
+        for (let i = 0; i < 10; i++) await insertPendingTask(trx, { project_id: big, kind: 'http', options: { url: 'https://example.invalid/' } }, at(i));
+        await insertPendingTask(trx, { project_id: small, kind: 'http', options: { url: 'https://example.invalid/' } }, at(100));
+      });
+      const now = new Date(Date.UTC(2026, 0, 2));
+      const first = await claimTask(db, 'w1', 30_000, now);
+      const second = await claimTask(db, 'w1', 30_000, now);
+      const third = await claimTask(db, 'w1', 30_000, now);
+      assert.equal(first?.project_id, big, 'both idle: the longest waiting project first');
+      assert.equal(second?.project_id, small, 'big has one running, small none');
+      assert.equal(third?.project_id, big);
+      assert.ok(first!.created < third!.created, 'within a project, oldest first');
+    } finally {
+      await t.stop();
+    }
+  });
+});
