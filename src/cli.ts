@@ -10,6 +10,8 @@ import { migrate, openDatabase } from './db/connect.js';
 import { systemClock } from './deps.js';
 import { createKey, listKeys, revokeKey } from './services/keys.js';
 import { startServer, startWorker } from './server.js';
+import { createRuntime } from './runtime.js';
+import { reconcileBlobs } from './services/blob-reconcile.js';
 
 // The mediad command. Every subcommand reads the same environment (see README).
 
@@ -124,6 +126,28 @@ keys.command('revoke')
       process.exit(1);
     }
     process.stdout.write(`revoked ${keyId}\n`);
+  });
+
+program.command('blobs')
+  .description('Storage upkeep.')
+  .command('sweep')
+  .description('Delete stored blobs that no file references (left by crashes before the blob journal existed). A blob a file references is never deleted.')
+  .option('--dry-run', 'list what would be deleted, delete nothing')
+  .option('--older-than-hours <n>', 'only blobs older than this (a younger one may be a write in progress)', '1')
+  .action(async (opts: { dryRun?: boolean; olderThanHours: string }) => {
+    const hours = Number(opts.olderThanHours);
+    if (!(hours >= 0)) {
+      process.stderr.write('mediad: --older-than-hours must be a number of hours, e.g. 1\n');
+      process.exit(2);
+    }
+    const runtime = await createRuntime(config());
+    try {
+      const report = await reconcileBlobs(runtime.deps, { dryRun: opts.dryRun === true, olderThanMs: hours * 3600_000 });
+      for (const key of report.orphans) process.stdout.write(`${opts.dryRun ? 'would delete' : 'deleted'} ${key}\n`);
+      process.stdout.write(`scanned ${report.scanned} blobs: ${report.orphans.length} unreferenced ${opts.dryRun ? 'to delete (dry run: nothing deleted)' : 'deleted'}, ${report.recent} unreferenced but recent kept\n`);
+    } finally {
+      await runtime.close();
+    }
   });
 
 program.parseAsync().catch((err: unknown) => {

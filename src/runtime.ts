@@ -10,6 +10,8 @@ import { createGuardedClient } from './net/index.js';
 import { createDiskBlobStore, type DiskBlobStore, type S3BlobStore } from './storage/index.js';
 import { sweepExpiredKeys } from './services/idempotency.js';
 import { connectRedis } from './ratelimit/redis-client.js';
+import { isAlive } from './process-liveness.js';
+import { sweepBlobJournal } from './services/blob-journal.js';
 
 export interface Runtime {
   deps: Deps;
@@ -43,8 +45,12 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
   const listener = config.database.dialect === 'postgres' ? listenForWork(config.database.url, log) : null;
   const redis = config.redisUrl ? await connectRedis(config.redisUrl, log) : undefined; // rate limits across processes
   const deps: Deps = { config, db, blobs, clock: systemClock, outbound, log, tmpDir, ...(redis ? { redis } : {}) };
+  // Blobs a stopped process wrote or was deleting without its row's commit (blob-journal.ts).
+  const sweepBlobs = () => sweepBlobJournal(deps).catch((err: unknown) => log.warn({ err }, 'blob journal sweep failed'));
+  await sweepBlobs();
   const sweeper = setInterval(() => {
     sweepExpiredKeys(deps).catch((err: unknown) => log.warn({ err }, 'idempotency sweep failed'));
+    void sweepBlobs();
   }, 15 * 60 * 1000);
   sweeper.unref();
 
@@ -105,14 +111,5 @@ async function killProcessesUsing(dir: string): Promise<void> {
         // already gone
       }
     }
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

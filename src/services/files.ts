@@ -11,7 +11,7 @@ import { newId } from '../ids.js';
 import { averageColor, probeFile, type ProbeResult } from '../media/index.js';
 import { fileBlobKey } from '../storage/keys.js';
 import { bumpCounter, readCounter } from '../db/queries/counters.js';
-import { recordEvent } from '../db/queries/events.js';
+import { recordEvent, type Chain } from '../db/queries/events.js';
 import { FILE_COLUMNS } from '../db/queries/files.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { compiledOnce, perLimit } from '../db/compiled.js';
@@ -19,6 +19,8 @@ import { JsonText, type RenderedPage } from '../http/envelope.js';
 import { checkFilename, normalizeFolder } from './paths.js';
 import { FILE_LIST_JSON, toFileObject, toMediaObject, type FileObject, type FileRow } from './representations.js';
 import { findMedia } from './media.js';
+import { abandonPut, completeDelete, intendDelete, intendPut, settlePut } from './blob-journal.js';
+import { crashPoint } from '../faults.js';
 
 export interface NewFileInput {
   media_id?: string;
@@ -28,7 +30,8 @@ export interface NewFileInput {
   metadata?: Record<string, unknown>;
 }
 
-type Scope = { projectId: string };
+/** The project, and for a task's work the automations whose runs led to it (carried by its events). */
+type Scope = { projectId: string; chain?: Chain };
 
 
 /** A fresh path in the scratch directory; the caller removes it. */
@@ -64,8 +67,9 @@ export type TransactionHook<T> = (trx: Kysely<Database>, stored: T) => Promise<v
 /**
  * Stores a complete local file (a download or an upload) as a file of the project:
  * probe, move the bytes into the blob store, then write rows and events in one transaction.
- * The blob is written first under a key nobody references yet, so a failed
- * transaction only has to delete it, and readers never see a row without bytes.
+ * The blob is written first under a key nobody references yet (announced in the blob journal,
+ * so a crash before the commit leaves an entry the sweeper settles), and readers never see a
+ * row without bytes.
  * `inTransaction` runs in that same transaction (a task finishing with this file).
  */
 export async function storeLocalFile(deps: Deps, scope: Scope, localPath: string, input: NewFileInput, target = normalizeTarget(input), inTransaction?: TransactionHook<FileObject>): Promise<FileObject> {
@@ -77,9 +81,17 @@ export async function storeLocalFile(deps: Deps, scope: Scope, localPath: string
   const background = needsMediaFacts ? await averageColor(localPath, probe, { maxPixels: deps.config.limits.maxPixels }).catch(() => null) : null;
 
   const blobKey = fileBlobKey(scope.projectId, fileId);
-  const stat = await deps.blobs.putFile(blobKey, localPath, { contentType: probe.mime });
+  await intendPut(deps, [blobKey]);
+  let stat;
   try {
-    return await deps.db.transaction().execute(async (trx) => {
+    stat = await deps.blobs.putFile(blobKey, localPath, { contentType: probe.mime });
+  } catch (err) {
+    await abandonPut(deps, [blobKey]);
+    throw err;
+  }
+  crashPoint(deps.config, 'blob.put.written');
+  try {
+    const stored = await deps.db.transaction().execute(async (trx) => {
       const now = iso(deps.clock.now());
       let mediaId = input.media_id;
       const facts = mediaFacts(probe, background);
@@ -93,18 +105,21 @@ export async function storeLocalFile(deps: Deps, scope: Scope, localPath: string
         if (media.kind === null) await trx.updateTable('media').set({ ...facts, updated: now }).where('id', '=', mediaId).execute();
       }
       const { file, row } = await insertFileRow(deps, trx, {
-        id: fileId, projectId: scope.projectId, mediaId, facts: probe, probe, size: stat.size, blobKey, folder: target.folder, filename,
+        id: fileId, projectId: scope.projectId, chain: scope.chain, mediaId, facts: probe, probe, size: stat.size, blobKey, folder: target.folder, filename,
         ref: input.ref ?? (input.media_id ? null : 'original'), metadata: input.metadata, now,
       });
       if (!input.media_id) {
         const media = await findMedia(trx, scope.projectId, mediaId);
-        await recordEvent(trx, scope.projectId, 'media.created', toMediaObject(deps.config.publicUrl, media!, [row]), now);
+        await recordEvent(trx, scope.projectId, 'media.created', toMediaObject(deps.config.publicUrl, media!, [row]), now, scope.chain);
       }
       if (inTransaction) await inTransaction(trx, file);
+      await settlePut(trx, [blobKey]);
       return file;
     }).finally(eventsRecorded);
+    crashPoint(deps.config, 'blob.put.committed');
+    return stored;
   } catch (err) {
-    await deps.blobs.delete(blobKey).catch(() => undefined);
+    await abandonPut(deps, [blobKey]);
     if (isUniqueViolation(err)) throw pathTaken(target.folder, filename);
     throw err;
   }
@@ -121,30 +136,35 @@ export interface OutputFile {
 
 /** Stores task outputs into an existing media: all blobs first, then every row and `inTransaction` in one transaction. */
 export async function storeOutputFiles(deps: Deps, scope: Scope, mediaId: string, outputs: OutputFile[], inTransaction: TransactionHook<FileObject[]>): Promise<FileObject[]> {
-  const prepared: { out: OutputFile; id: string; blobKey: string; size: number }[] = [];
+  const planned = outputs.map((out) => {
+    const id = newId('file');
+    return { out, id, blobKey: fileBlobKey(scope.projectId, id) };
+  });
+  const keys = planned.map((p) => p.blobKey);
+  await intendPut(deps, keys);
   try {
-    for (const out of outputs) {
-      const id = newId('file');
-      const blobKey = fileBlobKey(scope.projectId, id);
-      const stat = await deps.blobs.putFile(blobKey, out.path, { contentType: out.facts.mime });
-      prepared.push({ out, id, blobKey, size: stat.size });
-    }
-    return await deps.db.transaction().execute(async (trx) => {
+    const prepared: { out: OutputFile; id: string; blobKey: string; size: number }[] = [];
+    for (const p of planned) prepared.push({ ...p, size: (await deps.blobs.putFile(p.blobKey, p.out.path, { contentType: p.out.facts.mime })).size });
+    crashPoint(deps.config, 'blob.put.written');
+    const stored = await deps.db.transaction().execute(async (trx) => {
       const now = iso(deps.clock.now());
       if (!(await findMedia(trx, scope.projectId, mediaId))) throw notFoundMedia(mediaId);
       const files: FileObject[] = [];
       for (const p of prepared) {
         const filename = p.out.filename ?? `${p.id}.${p.out.facts.extension}`;
         files.push((await insertFileRow(deps, trx, {
-          id: p.id, projectId: scope.projectId, mediaId, facts: p.out.facts, probe: p.out.probe, size: p.size, blobKey: p.blobKey, folder: p.out.folder, filename, ref: p.out.ref, now,
+          id: p.id, projectId: scope.projectId, chain: scope.chain, mediaId, facts: p.out.facts, probe: p.out.probe, size: p.size, blobKey: p.blobKey, folder: p.out.folder, filename, ref: p.out.ref, now,
         })).file);
       }
       await trx.updateTable('media').set({ updated: now }).where('id', '=', mediaId).execute();
       await inTransaction(trx, files);
+      await settlePut(trx, keys);
       return files;
     }).finally(eventsRecorded);
+    crashPoint(deps.config, 'blob.put.committed');
+    return stored;
   } catch (err) {
-    for (const p of prepared) await deps.blobs.delete(p.blobKey).catch(() => undefined);
+    await abandonPut(deps, keys);
     if (isUniqueViolation(err)) throw new AppError('file_conflict', 'a file already exists at the output folder/filename; choose another filename or folder');
     throw err;
   }
@@ -153,6 +173,7 @@ export async function storeOutputFiles(deps: Deps, scope: Scope, mediaId: string
 interface NewRow {
   id: string;
   projectId: string;
+  chain?: Chain;
   mediaId: string;
   facts: FileFacts;
   probe?: ProbeResult;
@@ -175,7 +196,7 @@ async function insertFileRow(deps: Deps, trx: Kysely<Database>, r: NewRow) {
   await trx.insertInto('files').values(row).execute();
   await bumpCounter(trx, r.projectId, 'files', 1);
   const file = toFileObject(deps.config.publicUrl, row);
-  await recordEvent(trx, r.projectId, 'file.created', file, r.now);
+  await recordEvent(trx, r.projectId, 'file.created', file, r.now, r.chain);
   return { file, row };
 }
 
@@ -257,7 +278,7 @@ export async function updateFile(deps: Deps, scope: Scope, id: string, patch: Fi
   }
 }
 
-/** Removes the row (and its media's reference) first, then the bytes: a crash in between leaves an unreferenced blob, never a dangling row. */
+/** Removes the row (and its media's reference) first, then the bytes; the blob journal covers a crash in between. */
 export async function deleteFile(deps: Deps, scope: Scope, id: string): Promise<void> {
   const blobKey = await deps.db.transaction().execute(async (trx) => {
     const row = await trx.selectFrom('files').select([...FILE_COLUMNS, 'blob_key']).where('project_id', '=', scope.projectId).where('id', '=', id).executeTakeFirst();
@@ -267,8 +288,9 @@ export async function deleteFile(deps: Deps, scope: Scope, id: string): Promise<
     await bumpCounter(trx, scope.projectId, 'files', -1);
     await trx.updateTable('media').set({ updated: now }).where('id', '=', row.media_id).execute();
     await recordEvent(trx, scope.projectId, 'file.deleted', toFileObject(deps.config.publicUrl, row), now);
+    await intendDelete(trx, [row.blob_key], now);
     return row.blob_key;
   });
   eventsRecorded();
-  await deps.blobs.delete(blobKey);
+  await completeDelete(deps, [blobKey]);
 }

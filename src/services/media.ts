@@ -9,6 +9,7 @@ import { bumpCounter, readCounter } from '../db/queries/counters.js';
 import { recordEvent } from '../db/queries/events.js';
 import { FILE_COLUMNS } from '../db/queries/files.js';
 import type { Page } from '../http/envelope.js';
+import { completeDelete, intendDelete } from './blob-journal.js';
 import { toFileObject, toMediaObject, type FileRow, type MediaObject, type MediaRow } from './representations.js';
 
 type Scope = { projectId: string };
@@ -101,8 +102,9 @@ export async function deleteMedia(deps: Deps, scope: Scope, id: string): Promise
     await trx.deleteFrom('media').where('id', '=', id).execute();
     await bumpCounter(trx, scope.projectId, 'files', -files.length);
     await bumpCounter(trx, scope.projectId, 'media', -1);
+    await intendDelete(trx, files.map((f) => f.blob_key), now);
     return files.map((f) => f.blob_key);
   });
   eventsRecorded();
-  for (const key of blobKeys) await deps.blobs.delete(key);
+  await completeDelete(deps, blobKeys);
 }

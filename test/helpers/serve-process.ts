@@ -1,0 +1,87 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { Agent, request } from 'undici';
+import type { ApiResponse } from './server.js';
+import { freePort } from './server.js';
+
+/** `mediad serve` as a process of its own (so a test can SIGKILL it), on a data dir the test keeps. */
+export interface ServeProcess {
+  child: ChildProcess;
+  base: string;
+  call<T = any>(method: string, urlPath: string, opts?: { key?: string; body?: unknown }): Promise<ApiResponse<T>>;
+  /** Resolves with the signal or exit code when the process ends. */
+  exited: Promise<NodeJS.Signals | number | null>;
+  stop(): Promise<void>;
+}
+
+export async function spawnServe(dataDir: string, env: Record<string, string> = {}): Promise<ServeProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('src/cli.ts'), 'serve'], {
+    env: {
+      ...process.env,
+      MEDIAD_DATA_DIR: dataDir,
+      MEDIAD_HOST: '127.0.0.1',
+      MEDIAD_PORT: String(port),
+      MEDIAD_PUBLIC_URL: `https://localhost:${port}`,
+      MEDIAD_LOG_LEVEL: 'silent',
+      MEDIAD_RATE_LIMIT_PER_MINUTE: '0',
+      MEDIAD_WORKER_POLL_MS: '50',
+      MEDIAD_WORKER_LEASE_SECONDS: '1',
+      ...env,
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const exited = new Promise<NodeJS.Signals | number | null>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));
+  const base = `https://localhost:${port}`;
+  let agent: Agent | null = null;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`mediad serve exited before answering (${child.signalCode ?? child.exitCode})`);
+    try {
+      agent ??= new Agent({ connect: { ca: await fs.readFile(path.join(dataDir, 'tls', 'ca.crt'), 'utf8'), servername: 'localhost' } });
+      const res = await request(`${base}/health`, { dispatcher: agent });
+      await res.body.dump();
+      if (res.statusCode === 200) break;
+    } catch {
+      // not listening yet, or the CA not written yet
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error('mediad serve did not answer /health within 60 s');
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const dispatcher = agent!;
+  const call = async <T>(method: string, urlPath: string, opts: { key?: string; body?: unknown } = {}): Promise<ApiResponse<T>> => {
+    const headers: Record<string, string> = {};
+    if (opts.key) headers.authorization = `Bearer ${opts.key}`;
+    if (opts.body !== undefined) headers['content-type'] = 'application/json';
+    const res = await request(`${base}${urlPath}`, { method: method as 'GET', headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body), dispatcher });
+    const text = await res.body.text();
+    let json: any;
+    try {
+      json = text ? JSON.parse(text) : undefined;
+    } catch {
+      json = undefined;
+    }
+    return { status: res.statusCode, headers: {}, json, text };
+  };
+  let stopping: Promise<void> | undefined;
+  return {
+    child,
+    base,
+    call,
+    exited,
+    stop() {
+      stopping ??= (async () => {
+        if (child.exitCode === null && child.signalCode === null) {
+          child.kill('SIGTERM');
+          await exited;
+        }
+        await dispatcher.close();
+      })();
+      return stopping;
+    },
+  };
+}
