@@ -39,7 +39,7 @@ export const imageKind: KindProcessor = {
     if (fromVideo) {
       source = path.join(ctx.workDir, 'frame.png');
       const at = (raw.start as number | undefined) ?? defaultFrameTime(input!.probe.duration);
-      await grabVideoFrame(input!.path, at, source, { timeoutMs: this.policy.timeoutMs, signal: ctx.signal });
+      await grabVideoFrame(input!.path, at, source, { timeoutMs: this.policy.timeoutMs, signal: ctx.signal }, ctx.deps.config.limits);
       ctx.progress(50);
     }
     const requested = raw.format === 'jpg' ? 'jpeg' : (raw.format as ImageFormat | undefined);

@@ -8,6 +8,9 @@ export {
   type ContainerFacts, type FormatInfo, type MediaKind,
 } from './formats.js';
 export { probeFile, type ProbeLimits, type ProbeOptions, type ProbeResult } from './probe.js';
+export {
+  CAP_TOLERANCE_SECONDS, cappedLengthArgs, checkFrameTime, checkOutputCap, inputLimitArgs, outputCap, type DurationLimit,
+} from './duration-cap.js';
 export { chooseDuration, DECLARED_SLACK_SECONDS, latestEnd, measureDuration, packetTime, parseCompactLine, type MeasuredDuration, type PacketTime } from './probe-duration.js';
 export {
   mediaBinaries, ProcessError, runProcess, setMediaBinaries,
