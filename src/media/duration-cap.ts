@@ -34,7 +34,10 @@ export function outputCap(win: TrimWindow, source: Pick<ProbeResult, 'kind' | 'd
   return max - win.start;
 }
 
-/** Output `-t`: the trim's length, or the cap when it is shorter (or there is no end). */
+/**
+ * Output `-t` (timestamps restart at 0 after the input seek, so it is the kept length): the
+ * trim's length, or the cap when that is shorter or the trim has no end.
+ */
 export function cappedLengthArgs(win: TrimWindow, cap: number | undefined): string[] {
   const length = cap === undefined ? win.length : Math.min(win.length ?? Number.POSITIVE_INFINITY, cap);
   return length !== undefined ? ['-t', formatSeconds(length)] : [];
