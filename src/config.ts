@@ -20,6 +20,8 @@ export interface Config {
     maxFileBytes: number;
     maxPixels: number;
     maxDurationSeconds: number;
+    /** Frames of an animated image (GIF, WebP), checked from the header. */
+    maxFrames: number;
     bodyLimitBytes: number;
   };
   delivery: { cacheControl: string; signedUrlTtlSeconds: number };
@@ -95,6 +97,8 @@ export function loadConfig(env: Env = process.env): Config {
       maxFileBytes: read.int('MEDIAD_MAX_FILE_BYTES', 4 * 1024 ** 3, 1, Number.MAX_SAFE_INTEGER),
       maxPixels: read.int('MEDIAD_MAX_PIXELS', 100_000_000, 1, Number.MAX_SAFE_INTEGER),
       maxDurationSeconds: read.int('MEDIAD_MAX_DURATION_SECONDS', 4 * 3600, 1, Number.MAX_SAFE_INTEGER),
+      // Same default as src/media's DEFAULT_MAX_FRAMES (why 10,000: see there).
+      maxFrames: read.int('MEDIAD_MAX_FRAMES', 10_000, 1, Number.MAX_SAFE_INTEGER),
       bodyLimitBytes: read.int('MEDIAD_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
     },
     delivery: {

@@ -1,6 +1,8 @@
 import path from 'node:path';
 import { Type } from 'typebox';
-import { audioOutputFormat, buildAudioArgs, expectedDuration, probeFile, runFfmpeg, sampleRateAllowed, type AudioFormat, type AudioOptions } from '../media/index.js';
+import {
+  audioOutputFormat, buildAudioArgs, checkOutputCap, expectedDuration, probeFile, runFfmpeg, sampleRateAllowed, type AudioFormat, type AudioOptions,
+} from '../media/index.js';
 import { Seconds, trimProblems } from './common-options.js';
 import type { KindProcessor } from './types.js';
 
@@ -31,10 +33,13 @@ export const audioKind: KindProcessor = {
     const o = resolve(ctx.options);
     const { extension, mime } = audioOutputFormat(o.format);
     const out = path.join(ctx.workDir, `output.${extension}`);
-    await runFfmpeg(buildAudioArgs(input!.path, out, o, input!.probe), {
+    const limits = ctx.deps.config.limits;
+    await runFfmpeg(buildAudioArgs(input!.path, out, o, input!.probe, limits), {
       timeoutMs: this.policy.timeoutMs, signal: ctx.signal, expectedDurationSeconds: expectedDuration(o, input!.probe), onProgress: ctx.progress,
     });
-    const probe = await probeFile(out, { maxPixels: Number.MAX_SAFE_INTEGER, maxDurationSeconds: Number.MAX_SAFE_INTEGER }, { signal: ctx.signal });
+    const probe = await probeFile(out, { maxPixels: Number.MAX_SAFE_INTEGER, maxDurationSeconds: Number.MAX_SAFE_INTEGER }, { signal: ctx.signal, verifyDuration: false });
+    // Output cut at the duration limit although the source should have ended before: refuse it.
+    checkOutputCap(probe.duration, o, input!.probe, limits);
     return { files: [{ path: out, kind: 'audio', format: probe.format, extension, mime, duration: probe.duration, probe }] };
   },
 };

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { Type } from 'typebox';
 import {
-  DEFAULT_IMAGE_QUALITY, MediaTransformError, defaultFrameTime, grabVideoFrame, imageOutputFormat, transformImage, type ImageFormat, type ImageOptions,
+  DEFAULT_IMAGE_QUALITY, MediaTransformError, defaultFrameTime, frameLimitError, grabVideoFrame, imageOutputFormat, transformImage, type ImageFormat, type ImageOptions,
 } from '../media/index.js';
 import { Dimension, Hex, PositionOption, QualityOption, Seconds, qualityOf } from './common-options.js';
 import type { KindProcessor } from './types.js';
@@ -32,11 +32,14 @@ export const imageKind: KindProcessor = {
   async run(ctx, input) {
     const raw = ctx.options as Record<string, unknown>;
     const fromVideo = input!.probe.kind === 'video';
+    // Probes stored before the frame limit (or under a higher one) are held to it here.
+    const { maxFrames } = ctx.deps.config.limits;
+    if ((input!.probe.frames ?? 1) > maxFrames) throw frameLimitError(input!.probe.frames ?? 1, maxFrames);
     let source = input!.path;
     if (fromVideo) {
       source = path.join(ctx.workDir, 'frame.png');
       const at = (raw.start as number | undefined) ?? defaultFrameTime(input!.probe.duration);
-      await grabVideoFrame(input!.path, at, source, { timeoutMs: this.policy.timeoutMs, signal: ctx.signal });
+      await grabVideoFrame(input!.path, at, source, { timeoutMs: this.policy.timeoutMs, signal: ctx.signal }, ctx.deps.config.limits);
       ctx.progress(50);
     }
     const requested = raw.format === 'jpg' ? 'jpeg' : (raw.format as ImageFormat | undefined);

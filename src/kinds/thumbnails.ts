@@ -28,7 +28,7 @@ export const thumbnailsKind: KindProcessor = {
     const format = raw.format ?? 'jpeg';
     const board = await buildStoryboard(input!.path, ctx.workDir, { ...raw, format }, input!.probe, {
       timeoutMs: this.policy.timeoutMs, signal: ctx.signal, onProgress: ctx.progress,
-    });
+    }, ctx.deps.config.limits);
     const extension = format === 'jpeg' ? 'jpg' : 'webp';
     const spriteName = `${ctx.task.id}-sprite.${extension}`;
     const folder = ctx.target.folder ?? input!.file.folder;

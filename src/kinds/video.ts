@@ -2,7 +2,7 @@ import path from 'node:path';
 import { Type } from 'typebox';
 import type { ErrorDetail } from '../errors.js';
 import {
-  DEFAULT_VIDEO_QUALITY, buildVideoArgs, codecAllowedIn, defaultCodecFor, expectedDuration, presetAllowed, probeFile, runFfmpeg, videoOutputFormat,
+  DEFAULT_VIDEO_QUALITY, buildVideoArgs, checkOutputCap, codecAllowedIn, defaultCodecFor, expectedDuration, presetAllowed, probeFile, runFfmpeg, videoOutputFormat,
   type VideoCodec, type VideoFormat, type VideoOptions,
 } from '../media/index.js';
 import { Dimension, Hex, PositionOption, QualityOption, Seconds, qualityOf, trimProblems } from './common-options.js';
@@ -63,10 +63,13 @@ export const videoKind: KindProcessor = {
     const o = resolve(ctx.options as Raw);
     const { extension, mime } = videoOutputFormat(o.format);
     const out = path.join(ctx.workDir, `output.${extension}`);
-    await runFfmpeg(buildVideoArgs(input!.path, out, o, input!.probe), {
+    const limits = ctx.deps.config.limits;
+    await runFfmpeg(buildVideoArgs(input!.path, out, o, input!.probe, limits), {
       timeoutMs: this.policy.timeoutMs, signal: ctx.signal, expectedDurationSeconds: expectedDuration(o, input!.probe), onProgress: ctx.progress,
     });
-    const probe = await probeFile(out, { maxPixels: Number.MAX_SAFE_INTEGER, maxDurationSeconds: Number.MAX_SAFE_INTEGER }, { signal: ctx.signal });
+    const probe = await probeFile(out, { maxPixels: Number.MAX_SAFE_INTEGER, maxDurationSeconds: Number.MAX_SAFE_INTEGER }, { signal: ctx.signal, verifyDuration: false });
+    // Output cut at the duration limit although the source should have ended before: refuse it.
+    checkOutputCap(probe.duration, o, input!.probe, limits);
     return { files: [{ path: out, kind: 'video', format: o.format, extension, mime: mimeWithCodecs(mime, probe), width: probe.width, height: probe.height, duration: probe.duration, probe }] };
   },
 };

@@ -2,7 +2,8 @@
 import { fileUrl, inputHardeningArgs } from './ffprobe-args.js';
 import type { ProbeResult } from './probe.js';
 import { MediaTransformError } from './transform-error.js';
-import { lengthArgs, seekArgs, trimWindow } from './trim.js';
+import { cappedLengthArgs, outputCap, type DurationLimit } from './duration-cap.js';
+import { seekArgs, trimWindow } from './trim.js';
 
 export type AudioFormat = 'mp3' | 'aac' | 'm4a' | 'wav' | 'ogg' | 'opus' | 'flac';
 
@@ -59,13 +60,15 @@ export function sampleRateAllowed(format: AudioFormat, rate: number): boolean {
   return Number.isInteger(rate) && rate > 0 && (rates === undefined || rates.includes(rate));
 }
 
-export function buildAudioArgs(inputPath: string, outputPath: string, opts: AudioOptions, source: ProbeResult): string[] {
+/** `limit`: as for buildVideoArgs, an output cap that keeps decoding within the duration limit. */
+export function buildAudioArgs(inputPath: string, outputPath: string, opts: AudioOptions, source: ProbeResult, limit?: DurationLimit): string[] {
   if (!source.hasAudio) throw new MediaTransformError('no_audio_stream', 'the source has no audio stream');
   const spec = SPECS[opts.format];
   if (opts.sample_rate !== undefined && !sampleRateAllowed(opts.format, opts.sample_rate)) {
     throw new RangeError(`sample rate ${opts.sample_rate} is not valid for ${opts.format}`);
   }
   const win = trimWindow(opts, source.duration);
+  const cap = limit && outputCap(win, source, limit);
   const bitrate = spec.bitrate === undefined ? undefined : Math.round(opts.bitrate ?? spec.bitrate);
   return [
     '-hide_banner', '-nostdin', '-y', '-loglevel', 'error', '-progress', 'pipe:1', '-nostats',
@@ -73,7 +76,7 @@ export function buildAudioArgs(inputPath: string, outputPath: string, opts: Audi
     ...seekArgs(win),
     '-i', fileUrl(inputPath),
     '-map', '0:a:0', '-vn', '-sn', '-dn',
-    ...lengthArgs(win),
+    ...cappedLengthArgs(win, cap),
     ...(spec.codec === 'libopus' ? ['-af', OPUS_LAYOUT_FILTER] : []),
     '-c:a', spec.codec,
     ...(bitrate === undefined ? [] : ['-b:a', String(bitrate)]),

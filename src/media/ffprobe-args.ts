@@ -26,11 +26,53 @@ export function inputHardeningArgs(): string[] {
   ];
 }
 
-export function ffprobeArgs(path: string): string[] {
+/**
+ * Packets read after the verification seek. An honest file's tail (from its last keyframe to
+ * the end: one GOP and the audio beside it) is a few hundred packets; more means the file goes
+ * on well past where the seek landed.
+ */
+export const TAIL_PACKETS = 5000;
+
+/**
+ * Verification seeks go no further than this. PCM WAV turns a seek into a byte offset, and one
+ * past the filesystem's largest offset (1e8 s at 192 kB/s) fails over to reading the whole file.
+ */
+export const MAX_SEEK_SECONDS = 1_000_000;
+
+/** Scans end here at the latest (~30 years): beyond, ffmpeg's time parser would overflow. */
+const MAX_SCAN_SECONDS = 1e9;
+
+const PACKET_ENTRIES = 'packet=stream_index,pts_time,dts_time,duration_time';
+
+/**
+ * Header probe as JSON. With `tailFromSeconds`, the same run also seeks there and lists up to
+ * TAIL_PACKETS packets from the keyframe it lands on, so the packets at the file's real end
+ * can be compared with the duration its header declares (see probe-duration.ts).
+ */
+export function ffprobeArgs(path: string, tailFromSeconds?: number): string[] {
+  const tail = tailFromSeconds === undefined
+    ? []
+    : ['-show_entries', PACKET_ENTRIES, '-read_intervals', `${formatSeconds(Math.min(tailFromSeconds, MAX_SEEK_SECONDS))}%+#${TAIL_PACKETS}`];
   return [
     '-hide_banner', '-v', 'error',
     ...inputHardeningArgs(),
     '-print_format', 'json', '-show_format', '-show_streams',
+    ...tail,
+    '-i', fileUrl(path),
+  ];
+}
+
+/**
+ * Packet times from `fromSeconds` (undefined: from where the header left off, no seek) until a
+ * packet at or past `toSeconds`, one `key=value|…` line each. Demuxing only, nothing decoded.
+ */
+export function packetScanArgs(path: string, fromSeconds: number | undefined, toSeconds: number): string[] {
+  const from = fromSeconds === undefined ? '' : formatSeconds(Math.min(fromSeconds, MAX_SEEK_SECONDS));
+  return [
+    '-hide_banner', '-v', 'error',
+    ...inputHardeningArgs(),
+    '-show_entries', PACKET_ENTRIES, '-of', 'compact=p=0',
+    '-read_intervals', `${from}%${formatSeconds(Math.min(toSeconds, MAX_SCAN_SECONDS))}`,
     '-i', fileUrl(path),
   ];
 }

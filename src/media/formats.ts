@@ -115,10 +115,48 @@ export function unsupported(cause?: unknown): AppError {
   return new AppError('media_unsupported', UNSUPPORTED_MESSAGE, { cause });
 }
 
+/**
+ * The setting that raises each limit. Refusals name it: the caller learns what the limit is,
+ * the operator what to change.
+ */
+export const LIMIT_SETTINGS = {
+  pixels: 'MEDIAD_MAX_PIXELS',
+  duration: 'MEDIAD_MAX_DURATION_SECONDS',
+  frames: 'MEDIAD_MAX_FRAMES',
+} as const;
+
+/**
+ * Default of MEDIAD_MAX_FRAMES. The pixel limit already bounds animations of normal-sized frames
+ * (100 MP allows ~770 frames of 480x270), so this bounds the per-frame overhead of tiny frames:
+ * libvips takes ~10 us per frame (1x1 GIF -> GIF: 10,000 frames 90 ms, 200,000 frames 1.9 s),
+ * and 10,000 frames is still a 6-minute animation at 25 fps.
+ */
+export const DEFAULT_MAX_FRAMES = 10_000;
+
 export function pixelLimitError(what: string, width: number, height: number, frames: number, maxPixels: number): AppError {
   const total = width * height * frames;
   const size = frames > 1
     ? `${width}x${height} with ${frames} frames (${formatMegapixels(total)} in all)`
     : `${width}x${height} (${formatMegapixels(total)})`;
-  return new AppError('media_limit_exceeded', `${what} is ${size}; the limit is ${formatMegapixels(maxPixels)}`);
+  return new AppError('media_limit_exceeded', `${what} is ${size}; the limit is ${formatMegapixels(maxPixels)} (${LIMIT_SETTINGS.pixels})`);
+}
+
+export function frameLimitError(frames: number, maxFrames: number): AppError {
+  return new AppError('media_limit_exceeded', `the animated image has ${frames} frames; the limit is ${maxFrames} (${LIMIT_SETTINGS.frames})`);
+}
+
+export interface MeasuredLength {
+  /** What the header declared, when the length was measured from the packets instead. */
+  declared?: number;
+  /** The measurement stopped at a bound: the media goes on past `seconds`. */
+  atLeast?: boolean;
+}
+
+export function durationLimitError(kind: string, seconds: number, maxSeconds: number, how: MeasuredLength = {}): AppError {
+  const length = how.atLeast ? `goes on past ${formatDuration(seconds)}` : `is ${formatDuration(seconds)} long`;
+  const header = how.declared === undefined ? '' : how.declared > 0 ? ` (its header says ${formatDuration(how.declared)})` : ' (its header gives no length)';
+  return new AppError(
+    'media_limit_exceeded',
+    `the ${kind} ${length}${header}; the limit is ${formatDuration(maxSeconds)} (${LIMIT_SETTINGS.duration})`,
+  );
 }

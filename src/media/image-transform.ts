@@ -3,6 +3,7 @@
 import { rm, stat } from 'node:fs/promises';
 import sharp, { type Sharp } from 'sharp';
 import { AppError } from '../errors.js';
+import { checkFrameTime, type DurationLimit } from './duration-cap.js';
 import { failureLine, runFfmpeg } from './ffmpeg-run.js';
 import { fileUrl, formatSeconds, inputHardeningArgs } from './ffprobe-args.js';
 import { MediaTransformError } from './transform-error.js';
@@ -144,9 +145,11 @@ export function videoFrameArgs(inputPath: string, atSeconds: number, outPngPath:
   ];
 }
 
+/** `limit`: the frame time must be within the duration limit (decoding runs up to it). */
 export async function grabVideoFrame(
-  inputPath: string, atSeconds: number, outPngPath: string, opts: { timeoutMs: number; signal?: AbortSignal },
+  inputPath: string, atSeconds: number, outPngPath: string, opts: { timeoutMs: number; signal?: AbortSignal }, limit: DurationLimit,
 ): Promise<void> {
+  checkFrameTime(atSeconds, limit);
   await rm(outPngPath, { force: true });
   await runFfmpeg(videoFrameArgs(inputPath, atSeconds, outPngPath), opts);
   // A seek past the last frame succeeds with nothing written.

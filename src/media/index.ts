@@ -1,13 +1,17 @@
 // Public API of the media layer: the rest of mediad imports from here only.
 export { averageColor, type AverageColorOptions } from './average-color.js';
 export {
-  DEMUXER_WHITELIST, ffprobeArgs, fileUrl, formatSeconds, frameGrabArgs, inputHardeningArgs,
+  DEMUXER_WHITELIST, ffprobeArgs, fileUrl, formatSeconds, frameGrabArgs, inputHardeningArgs, packetScanArgs, TAIL_PACKETS,
 } from './ffprobe-args.js';
 export {
-  containerFormat, formatDuration, formatMegapixels, imageFormat, UNSUPPORTED_MESSAGE,
+  containerFormat, DEFAULT_MAX_FRAMES, formatDuration, formatMegapixels, frameLimitError, imageFormat, LIMIT_SETTINGS, UNSUPPORTED_MESSAGE,
   type ContainerFacts, type FormatInfo, type MediaKind,
 } from './formats.js';
 export { probeFile, type ProbeLimits, type ProbeOptions, type ProbeResult } from './probe.js';
+export {
+  CAP_TOLERANCE_SECONDS, cappedLengthArgs, checkFrameTime, checkOutputCap, inputLimitArgs, outputCap, type DurationLimit,
+} from './duration-cap.js';
+export { chooseDuration, DECLARED_SLACK_SECONDS, latestEnd, measureDuration, packetTime, parseCompactLine, type MeasuredDuration, type PacketTime } from './probe-duration.js';
 export {
   mediaBinaries, ProcessError, runProcess, setMediaBinaries,
   type MediaBinaries, type ProcessFailure, type RunOptions, type RunResult,

@@ -1,13 +1,14 @@
-// Identifies an uploaded file from its headers only: sharp metadata for images, ffprobe for
-// audio/video. Limits are checked here, before anything decodes pixels or samples.
+// Identifies an uploaded file from its headers: sharp metadata for images, ffprobe for
+// audio/video. Limits are checked here, before anything decodes pixels or samples; the
+// declared duration is checked against the packets at the file's end (probe-duration.ts).
 import { stat } from 'node:fs/promises';
 import sharp, { type Metadata } from 'sharp';
-import { AppError } from '../errors.js';
 import { ffprobeArgs } from './ffprobe-args.js';
 import {
-  ANIMATED_IMAGE_FORMATS, containerFormat, formatDuration, imageFormat, pixelLimitError, unsupported,
-  type MediaKind,
+  ANIMATED_IMAGE_FORMATS, containerFormat, DEFAULT_MAX_FRAMES, durationLimitError, frameLimitError, imageFormat, pixelLimitError,
+  unsupported, type MediaKind,
 } from './formats.js';
+import { measureDuration, packetTime, type PacketTime } from './probe-duration.js';
 import { mediaBinaries, ProcessError, runProcess } from './process-runner.js';
 
 export interface ProbeResult {
@@ -33,14 +34,23 @@ export interface ProbeResult {
   frames?: number;
 }
 
+/** Structurally a subset of the service's `config.limits`, so callers can pass that object whole. */
 export interface ProbeLimits {
+  /** Width x height, times the frames of an animation. */
   maxPixels: number;
   maxDurationSeconds: number;
+  /** Frames of an animated image; DEFAULT_MAX_FRAMES when unset. */
+  maxFrames?: number;
 }
 
 export interface ProbeOptions {
   timeoutMs?: number;
   signal?: AbortSignal;
+  /**
+   * Check the header's duration against the packets at the end of the file (default true).
+   * Off only for files mediad has just written itself.
+   */
+  verifyDuration?: boolean;
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -73,6 +83,9 @@ async function probeImage(path: string, limits: ProbeLimits): Promise<ProbeResul
   if (!fmt || !width || !height) return null;
 
   const frames = ANIMATED_IMAGE_FORMATS.has(fmt.format) && (meta.pages ?? 1) > 1 ? (meta.pages ?? 1) : 1;
+  // libvips pays per frame however small the frames are: 200,000 frames of 1x1 pass any pixel limit.
+  const maxFrames = limits.maxFrames ?? DEFAULT_MAX_FRAMES;
+  if (frames > maxFrames) throw frameLimitError(frames, maxFrames);
   // Animated images are decoded with all frames at once, so the limit is on the total.
   if (width * height * frames > limits.maxPixels) {
     throw pixelLimitError(frames > 1 ? 'the animated image' : 'the image', width, height, frames, limits.maxPixels);
@@ -91,6 +104,7 @@ async function probeImage(path: string, limits: ProbeLimits): Promise<ProbeResul
 }
 
 interface FfStream {
+  index?: number;
   codec_type?: string;
   codec_name?: string;
   width?: number;
@@ -104,21 +118,26 @@ interface FfStream {
 }
 
 interface FfProbeOutput {
-  format?: { format_name?: string; duration?: string; bit_rate?: string; tags?: Record<string, string> };
+  format?: { format_name?: string; duration?: string; start_time?: string; bit_rate?: string; tags?: Record<string, string> };
   streams?: FfStream[];
+  packets?: Record<string, unknown>[];
 }
 
-async function runFfprobe(path: string, opts: ProbeOptions): Promise<FfProbeOutput> {
+async function runFfprobe(path: string, opts: ProbeOptions, tailFromSeconds?: number): Promise<FfProbeOutput> {
   let stdout: Buffer;
   try {
-    ({ stdout } = await runProcess(mediaBinaries().ffprobe, ffprobeArgs(path), {
+    ({ stdout } = await runProcess(mediaBinaries().ffprobe, ffprobeArgs(path, tailFromSeconds), {
       timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
       signal: opts.signal,
-      maxOutputBytes: 4 * 1024 * 1024,
+      // TAIL_PACKETS entries of ~120 bytes fit easily.
+      maxOutputBytes: 8 * 1024 * 1024,
     }));
   } catch (err) {
     // Our own failures (cancelled, ffprobe missing) are not a verdict on the file.
     if (err instanceof ProcessError && (err.reason === 'aborted' || err.reason === 'spawn')) throw err;
+    // A demuxer that cannot seek fails the tail read only: probe the header alone, the
+    // duration check then scans the packets instead (out.packets stays undefined).
+    if (tailFromSeconds !== undefined) return runFfprobe(path, opts);
     throw unsupported(err);
   }
   try {
@@ -126,6 +145,12 @@ async function runFfprobe(path: string, opts: ProbeOptions): Promise<FfProbeOutp
   } catch (err) {
     throw unsupported(err);
   }
+}
+
+/** start_time may be negative (WebM, MP4 edit lists). */
+function signed(value: string | undefined): number | undefined {
+  const n = value === undefined ? NaN : Number.parseFloat(value);
+  return Number.isFinite(n) ? n : undefined;
 }
 
 function num(value: string | number | undefined): number | undefined {
@@ -145,7 +170,10 @@ function isRotated(s: FfStream): boolean {
 }
 
 async function probeAudioVideo(path: string, limits: ProbeLimits, opts: ProbeOptions): Promise<ProbeResult> {
-  const out = await runFfprobe(path, opts);
+  const verify = opts.verifyDuration ?? true;
+  // The tail read seeks to the limit: a file that ends before it lands on its last keyframe, one
+  // that goes on past it shows packets beyond the limit.
+  const out = await runFfprobe(path, opts, verify ? limits.maxDurationSeconds : undefined);
   const streams = out.streams ?? [];
   const video = streams.filter((s) => s.codec_type === 'video' && !s.disposition?.attached_pic);
   const audio = streams.filter((s) => s.codec_type === 'audio');
@@ -155,6 +183,9 @@ async function probeAudioVideo(path: string, limits: ProbeLimits, opts: ProbeOpt
   const main = mainVideo ?? mainAudio;
   // A stream ffmpeg has no decoder for has no codec_name: nothing we could process.
   if (!main?.codec_name || !out.format?.format_name) throw unsupported();
+  // A frame size ffmpeg rejects (60000x60000) probes as 0x0: no pixel limit could apply to it,
+  // and every task on it would fail. Any video stream may be decoded by a later step.
+  if (video.some((s) => !s.width || !s.height)) throw unsupported();
 
   const codecs = (type: string) => streams.filter((s) => s.codec_type === type).map((s) => s.codec_name ?? '?');
   const fmt = containerFormat({
@@ -167,12 +198,18 @@ async function probeAudioVideo(path: string, limits: ProbeLimits, opts: ProbeOpt
   });
   if (!fmt) throw unsupported();
 
-  const duration = num(out.format.duration) ?? Math.max(0, ...streams.map((s) => num(s.duration) ?? 0));
+  const declared = num(out.format.duration) ?? (Math.max(0, ...streams.map((s) => num(s.duration) ?? 0)) || undefined);
+  const length = verify
+    ? await measureDuration(path, {
+      declared,
+      startTime: signed(out.format.start_time) ?? 0,
+      tail: out.packets?.map(packetTime).filter((p): p is PacketTime => p !== null),
+      streams: new Set([...video, ...audio].map((s) => s.index ?? streams.indexOf(s))),
+    }, limits.maxDurationSeconds, opts)
+    : { seconds: declared, measured: false, atLeast: false };
+  const duration = length.seconds ?? 0;
   if (duration > limits.maxDurationSeconds) {
-    throw new AppError(
-      'media_limit_exceeded',
-      `the ${kind} is ${formatDuration(duration)} long; the limit is ${formatDuration(limits.maxDurationSeconds)}`,
-    );
+    throw durationLimitError(kind, duration, limits.maxDurationSeconds, length.measured ? { declared: declared ?? 0, atLeast: length.atLeast } : {});
   }
   // Every video stream could be decoded by a later step, so each one must fit the limit.
   for (const s of video) {

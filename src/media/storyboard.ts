@@ -2,6 +2,7 @@
 // track whose cues point into it with #xywh media fragments.
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { inputLimitArgs, outputCap, type DurationLimit } from './duration-cap.js';
 import { runFfmpeg, type FfmpegRunOptions } from './ffmpeg-run.js';
 import { fileUrl, inputHardeningArgs } from './ffprobe-args.js';
 import type { ProbeResult } from './probe.js';
@@ -77,8 +78,12 @@ export function planStoryboard(
   return { times: Array.from({ length: count }, (_, i) => i * interval), interval, columns, rows, tileWidth, tileHeight };
 }
 
-/** One ffmpeg run: pick a frame per interval, scale it, lay the tiles out in one image. */
-export function storyboardArgs(inputPath: string, spritePath: string, plan: StoryboardPlan, format: 'jpeg' | 'webp'): string[] {
+/**
+ * One ffmpeg run: pick a frame per interval, scale it, lay the tiles out in one image. The plan
+ * ends at the probed duration; the input `-t` stops reading at the duration limit besides, so a
+ * source longer than its header says is never decoded past the limit.
+ */
+export function storyboardArgs(inputPath: string, spritePath: string, plan: StoryboardPlan, format: 'jpeg' | 'webp', limit: DurationLimit): string[] {
   const filters = [
     `fps=1000/${Math.round(plan.interval * 1000)}`,
     `scale=${plan.tileWidth}:${plan.tileHeight}:flags=area`,
@@ -92,6 +97,7 @@ export function storyboardArgs(inputPath: string, spritePath: string, plan: Stor
   return [
     '-hide_banner', '-nostdin', '-y', '-loglevel', 'error', '-progress', 'pipe:1', '-nostats',
     ...inputHardeningArgs(),
+    ...inputLimitArgs(limit),
     '-i', fileUrl(inputPath),
     '-map', '0:V:0', '-an', '-sn', '-dn',
     '-vf', filters.join(','),
@@ -119,13 +125,15 @@ export function storyboardTiles(plan: StoryboardPlan, durationSeconds: number): 
  * 0 and only the final 100 is reported.
  */
 export async function buildStoryboard(
-  inputPath: string, outDir: string, opts: StoryboardOptions, source: ProbeResult, run: FfmpegRunOptions,
+  inputPath: string, outDir: string, opts: StoryboardOptions, source: ProbeResult, run: FfmpegRunOptions, limit: DurationLimit,
 ): Promise<StoryboardResult> {
   if (!source.hasVideo) throw new MediaTransformError('invalid_for_input', 'the source has no video stream');
+  // The tiles cover what the probe measured; a stored probe from before a lower limit is refused.
+  outputCap({ start: 0 }, source, limit);
   const duration = source.duration ?? 0;
   const plan = planStoryboard(duration, opts, source);
   const spritePath = join(outDir, `storyboard.${opts.format === 'jpeg' ? 'jpg' : 'webp'}`);
-  await runFfmpeg(storyboardArgs(inputPath, spritePath, plan, opts.format), run);
+  await runFfmpeg(storyboardArgs(inputPath, spritePath, plan, opts.format, limit), run);
   const st = await stat(spritePath).catch(() => null);
   if (!st || st.size === 0) throw new MediaTransformError('transform_failed', 'ffmpeg wrote no storyboard image');
   return {

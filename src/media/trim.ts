@@ -37,11 +37,6 @@ export function seekArgs(win: TrimWindow): string[] {
   return win.start > 0 ? ['-ss', formatSeconds(win.start)] : [];
 }
 
-/** Output `-t`: timestamps restart at 0 after the input seek, so this is the kept length. */
-export function lengthArgs(win: TrimWindow): string[] {
-  return win.length !== undefined ? ['-t', formatSeconds(win.length)] : [];
-}
-
 /** Seconds the output will last (for progress); 0 when nothing is known. */
 export function expectedDuration(opts: TrimOptions, source: Pick<ProbeResult, 'duration'>): number {
   const total = source.duration;

@@ -5,7 +5,8 @@ import { fileUrl, inputHardeningArgs } from './ffprobe-args.js';
 import type { ProbeResult } from './probe.js';
 import { crfFor, type VideoCodec } from './quality.js';
 import { MediaTransformError } from './transform-error.js';
-import { lengthArgs, seekArgs, trimWindow } from './trim.js';
+import { cappedLengthArgs, outputCap, type DurationLimit } from './duration-cap.js';
+import { seekArgs, trimWindow } from './trim.js';
 
 export type VideoFormat = 'mp4' | 'webm' | 'mov';
 export type Fit = 'contain' | 'cover' | 'fill';
@@ -149,10 +150,15 @@ function encoderArgs(opts: VideoOptions): string[] {
   }
 }
 
-export function buildVideoArgs(inputPath: string, outputPath: string, opts: VideoOptions, source: ProbeResult): string[] {
+/**
+ * `limit`: MEDIAD_MAX_DURATION_SECONDS, as an output cap (see duration-cap.ts); a task always
+ * passes it. Without it the argv has no cap (a benchmark timing the bare command).
+ */
+export function buildVideoArgs(inputPath: string, outputPath: string, opts: VideoOptions, source: ProbeResult, limit?: DurationLimit): string[] {
   if (!source.hasVideo) throw new MediaTransformError('invalid_for_input', 'the source has no video stream');
   if (!codecAllowedIn(opts.format, opts.codec)) throw new RangeError(`${opts.codec} cannot be stored in ${opts.format}`);
   const win = trimWindow(opts, source.duration);
+  const cap = limit && outputCap(win, source, limit);
   const vf = videoFilters(opts, source);
   const audio = !source.hasAudio
     ? ['-an']
@@ -166,7 +172,7 @@ export function buildVideoArgs(inputPath: string, outputPath: string, opts: Vide
     '-i', fileUrl(inputPath),
     // 'V': a video stream that is not cover art.
     '-map', '0:V:0',
-    ...lengthArgs(win),
+    ...cappedLengthArgs(win, cap),
     ...(vf ? ['-vf', vf] : []),
     ...encoderArgs(opts),
     '-pix_fmt', 'yuv420p',

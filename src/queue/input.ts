@@ -38,6 +38,6 @@ export async function resolveInput(deps: Deps, task: TasksTable, workDir: string
   }
   const probe = row.probe
     ? (JSON.parse(row.probe) as ProbeResult)
-    : await probeFile(local, { maxPixels: deps.config.limits.maxPixels, maxDurationSeconds: deps.config.limits.maxDurationSeconds }, { signal });
+    : await probeFile(local, deps.config.limits, { signal });
   return { path: local, file: row, probe };
 }

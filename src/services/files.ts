@@ -73,7 +73,7 @@ export type TransactionHook<T> = (trx: Kysely<Database>, stored: T) => Promise<v
  * `inTransaction` runs in that same transaction (a task finishing with this file).
  */
 export async function storeLocalFile(deps: Deps, scope: Scope, localPath: string, input: NewFileInput, target = normalizeTarget(input), inTransaction?: TransactionHook<FileObject>): Promise<FileObject> {
-  const probe = await probeFile(localPath, { maxPixels: deps.config.limits.maxPixels, maxDurationSeconds: deps.config.limits.maxDurationSeconds });
+  const probe = await probeFile(localPath, deps.config.limits);
   const fileId = newId('file');
   const filename = target.filename ?? `${fileId}.${probe.extension}`;
   const existingMedia = input.media_id ? await findMedia(deps.db, scope.projectId, input.media_id) : undefined;

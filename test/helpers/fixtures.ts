@@ -3,7 +3,7 @@
 // recipe regenerates it; files are written under a temp name and renamed, so concurrent
 // test processes never see a half-written fixture.
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { crc32, deflateSync } from 'node:zlib';
@@ -86,6 +86,93 @@ function noise(bytes: number): Buffer {
   return buf;
 }
 
+/** Index of `needle` in `buf`, asserting it occurs exactly once before `end`. */
+function uniqueIndex(buf: Buffer, needle: Buffer, what: string, end = buf.length): number {
+  const at = buf.indexOf(needle);
+  if (at < 0 || at >= end || (buf.indexOf(needle, at + 1) >= 0 && buf.indexOf(needle, at + 1) < end)) {
+    throw new Error(`fixture: expected one ${what} in the generated file`);
+  }
+  return at;
+}
+
+/** HH:MM:SS.nnnnnnnnn, the form of Matroska's DURATION tags. */
+function tagDuration(seconds: number): string {
+  const pad = (n: number) => String(Math.floor(n)).padStart(2, '0');
+  return `${pad(seconds / 3600)}:${pad((seconds / 60) % 60)}:${pad(seconds % 60)}.${String(Math.round((seconds % 1) * 1e9)).padStart(9, '0')}`;
+}
+
+/** Tiny frames at 1 fps with a keyframe every 10 s, 8 kHz Opus: 300 s fit in ~330 KB. */
+const tinyAv = (seconds: number) => [
+  '-f', 'lavfi', '-i', `testsrc2=size=32x32:rate=1:duration=${seconds}`, ...sine(seconds, 8000),
+  ...H264, '-g', '10', '-c:a', 'libopus', '-b:a', '6k',
+];
+
+/**
+ * A Matroska file whose header says `declared` seconds while it holds `real`: muxed normally
+ * (cues included), then the Segment's Duration and the tracks' DURATION tags are overwritten,
+ * so every duration ffprobe reads from the header is the false one.
+ */
+function lyingMkv(real: number, declared: number): Recipe {
+  return {
+    ext: 'mkv',
+    key: `lying mkv ${tinyAv(real).join(' ')} declared ${declared}`,
+    make: async (out) => {
+      await ffmpeg([...tinyAv(real), out]);
+      const buf = await readFile(out);
+      const clusters = buf.indexOf(Buffer.from([0x1f, 0x43, 0xb6, 0x75]));
+      // Duration (0x4489), an 8-byte float in TimecodeScale units (ffmpeg writes 1 ms).
+      const at = uniqueIndex(buf, Buffer.from([0x44, 0x89, 0x88]), 'Segment Duration', clusters);
+      buf.writeDoubleBE(declared * 1000, at + 3);
+      const fake = Buffer.from(tagDuration(declared), 'latin1');
+      let tags = 0;
+      for (let i = buf.indexOf('DURATION'); i >= 0; i = buf.indexOf('DURATION', i + 1)) {
+        const m = /\d{2}:\d{2}:\d{2}\.\d{9}/.exec(buf.subarray(i, i + 40).toString('latin1'));
+        if (m) fake.copy(buf, i + m.index), tags++;
+      }
+      if (tags !== 2) throw new Error(`fixture: expected 2 DURATION tags, found ${tags}`);
+      await writeFile(out, buf);
+    },
+  };
+}
+
+/**
+ * A rawvideo Matroska track declaring 60000x60000 (1 frame of 256x256 grey, size fields
+ * patched): ffmpeg refuses the size, so ffprobe reports the stream as 0x0.
+ */
+const undecodableSizeMkv: Recipe = {
+  ext: 'mkv',
+  key: 'rawvideo gray 256x256 1 frame, PixelWidth/PixelHeight 60000',
+  make: async (out) => {
+    await ffmpeg(['-f', 'lavfi', '-i', 'color=c=gray:size=256x256:rate=1:duration=1', '-c:v', 'rawvideo', '-pix_fmt', 'gray', out]);
+    const buf = await readFile(out);
+    // PixelWidth (0xB0) and PixelHeight (0xBA), 2-byte unsigned 256 each.
+    for (const id of [0xb0, 0xba]) buf.writeUInt16BE(60_000, uniqueIndex(buf, Buffer.from([id, 0x82, 0x01, 0x00]), 'pixel size') + 2);
+    await writeFile(out, buf);
+  },
+};
+
+/**
+ * A GIF of `frames` 1x1 frames, 23 bytes each (graphic control extension, image descriptor,
+ * 2 bytes of LZW: clear, pixel, end). Written by hand: an encoder would take minutes for 200,000.
+ */
+function manyFrameGif(frames: number): Recipe {
+  return {
+    ext: 'gif',
+    key: `1x1 gif ${frames} frames`,
+    make: async (out) => {
+      const head = Buffer.from([
+        ...Buffer.from('GIF89a', 'latin1'), 1, 0, 1, 0, 0x80, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, // 1x1, 2-colour table
+        0x21, 0xff, 0x0b, ...Buffer.from('NETSCAPE2.0', 'latin1'), 3, 1, 0, 0, 0, // loop forever
+      ]);
+      const frame = Buffer.from([0x21, 0xf9, 0x04, 0, 1, 0, 0, 0, 0x2c, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0x02, 0x02, 0x44, 0x01, 0x00]);
+      const buf = Buffer.alloc(head.length + frames * frame.length + 1, 0x3b); // trailer last
+      head.copy(buf);
+      for (let i = 0; i < frames; i++) frame.copy(buf, head.length + i * frame.length);
+      await writeFile(out, buf);
+    },
+  };
+}
+
 export const SOLID_PNG_COLOR = '#336699';
 
 const RECIPES = {
@@ -133,6 +220,18 @@ const RECIPES = {
   'image-huge-header': hugePng(30_000, false),
   'image-huge-header-truncated': hugePng(30_000, true),
   'random-bytes': { ext: 'bin', key: 'xorshift 65536', make: (out: string) => writeFile(out, noise(65_536)) },
+  // Holds 300 s, its header says 10 s (hardening issue, point 3).
+  'video-mkv-lying-duration': lyingMkv(300, 10),
+  // The same layout, honestly 10 s long: its probe is what a header-trusting probe said of the liar.
+  'video-mkv-tiny-10s': ff('mkv', ...tinyAv(10)),
+  // The liar's 300 s muxed live (to a pipe): no Duration and no cues at all.
+  'video-mkv-no-duration': {
+    ext: 'mkv',
+    key: `live ${tinyAv(300).join(' ')}`,
+    make: async (out: string) => writeFile(out, await ffmpeg([...tinyAv(300), '-f', 'matroska', 'pipe:1'], 16 << 20)),
+  },
+  'video-mkv-undecodable-size': undecodableSizeMkv,
+  'image-gif-200k-frames': manyFrameGif(200_000),
 } satisfies Record<string, Recipe>;
 
 export type FixtureName = keyof typeof RECIPES;
@@ -172,6 +271,11 @@ export const fixtureInfo: Record<FixtureName, FixtureInfo> = {
   'image-huge-header': { kind: 'image', width: 30_000, height: 30_000 },
   'image-huge-header-truncated': { kind: 'image', width: 30_000, height: 30_000 },
   'random-bytes': { kind: 'none' },
+  'video-mkv-lying-duration': { kind: 'video', width: 32, height: 32, duration: 300 },
+  'video-mkv-tiny-10s': { kind: 'video', width: 32, height: 32, duration: 10 },
+  'video-mkv-no-duration': { kind: 'video', width: 32, height: 32, duration: 300 },
+  'video-mkv-undecodable-size': { kind: 'none' },
+  'image-gif-200k-frames': { kind: 'image', width: 1, height: 1 },
 };
 
 const pending = new Map<string, Promise<string>>();

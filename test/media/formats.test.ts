@@ -75,8 +75,8 @@ describe('limit messages', () => {
     const err = pixelLimitError('the image', 20000, 20000, 1, 100_000_000);
     assert.ok(isAppError(err));
     assert.equal(err.code, 'media_limit_exceeded');
-    assert.equal(err.message, 'the image is 20000x20000 (400 MP); the limit is 100 MP');
+    assert.equal(err.message, 'the image is 20000x20000 (400 MP); the limit is 100 MP (MEDIAD_MAX_PIXELS)');
     const anim = pixelLimitError('the animated image', 500, 500, 1000, 100_000_000);
-    assert.equal(anim.message, 'the animated image is 500x500 with 1000 frames (250 MP in all); the limit is 100 MP');
+    assert.equal(anim.message, 'the animated image is 500x500 with 1000 frames (250 MP in all); the limit is 100 MP (MEDIAD_MAX_PIXELS)');
   });
 });

@@ -70,7 +70,7 @@ describe('probeFile on generated fixtures', () => {
 describe('probeFile limits', () => {
   it('refuses an image whose header exceeds the pixel limit', async () => {
     await rejectsWithCode(probeFile(await fixture('image-huge-header'), LIMITS), 'media_limit_exceeded',
-      /^the image is 30000x30000 \(900 MP\); the limit is 100 MP$/);
+      /^the image is 30000x30000 \(900 MP\); the limit is 100 MP \(MEDIAD_MAX_PIXELS\)$/);
   });
 
   it('refuses from the header alone, before any decode', async () => {
@@ -98,7 +98,7 @@ describe('probeFile limits', () => {
 
   it('refuses video and audio longer than the duration limit', async () => {
     await rejectsWithCode(probeFile(await fixture('video-mp4'), { ...LIMITS, maxDurationSeconds: 1 }), 'media_limit_exceeded',
-      /^the video is 2 s long; the limit is 1 s$/);
+      /^the video is 2 s long; the limit is 1 s \(MEDIAD_MAX_DURATION_SECONDS\)$/);
     const long = await audioLong(600);
     await rejectsWithCode(probeFile(long, { ...LIMITS, maxDurationSeconds: 300 }), 'media_limit_exceeded', /10 min long; the limit is 5 min/);
     assert.ok(Math.abs(((await probeFile(long, LIMITS)).duration ?? 0) - 600) < 0.1);

@@ -82,7 +82,7 @@ describe('audio transform (ffmpeg)', () => {
     const input = await fixture(name);
     const source = await probeFile(input, LIMITS);
     const out = join(dir, `${name}-${Math.random().toString(36).slice(2)}.${audioOutputFormat(opts.format).extension}`);
-    await runFfmpeg(buildAudioArgs(input, out, opts, source), {
+    await runFfmpeg(buildAudioArgs(input, out, opts, source, LIMITS), {
       timeoutMs: 30_000, expectedDurationSeconds: expectedDuration(opts, source), onProgress: (p) => progress?.push(p),
     });
     return { ...(await probeFile(out, LIMITS)), path: out };

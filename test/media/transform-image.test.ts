@@ -13,6 +13,7 @@ import { fixture, type FixtureName } from '../helpers/fixtures.js';
 
 const BASE: ImageOptions = { fit: 'cover', position: 'center', background: '#000000', format: 'webp', quality: 80 };
 const CTX = { maxPixels: 100_000_000 };
+const LIMIT = { maxDurationSeconds: 3600 };
 
 describe('image helpers', () => {
   it('parses #rrggbb and #rrggbbaa backgrounds, refuses anything else', () => {
@@ -119,11 +120,11 @@ describe('video frames for image tasks', () => {
     const dir = await mkdtemp(join(tmpdir(), 'mediad-frame-'));
     try {
       const png = join(dir, 'f.png');
-      await grabVideoFrame(await fixture('video-mp4'), 1, png, { timeoutMs: 20_000 });
+      await grabVideoFrame(await fixture('video-mp4'), 1, png, { timeoutMs: 20_000 }, LIMIT);
       const res = await transformImage(png, join(dir, 'poster.jpg'), { ...BASE, format: 'jpeg', width: 160 }, CTX);
       assert.deepEqual([res.width, res.height], [160, 120]);
       assert.deepEqual(await sharp(png).metadata().then((m) => [m.width, m.height]), [320, 240]);
-      const err = await grabVideoFrame(await fixture('video-mp4'), 30, png, { timeoutMs: 20_000 }).catch((e: unknown) => e);
+      const err = await grabVideoFrame(await fixture('video-mp4'), 30, png, { timeoutMs: 20_000 }, LIMIT).catch((e: unknown) => e);
       assert.ok(isMediaTransformError(err) && err.code === 'invalid_for_input', String(err));
     } finally {
       await rm(dir, { recursive: true, force: true });

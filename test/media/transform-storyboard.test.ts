@@ -44,7 +44,7 @@ describe('storyboard plan', () => {
   });
 
   it('builds one ffmpeg run producing the sprite', () => {
-    const a = storyboardArgs('/in/v.mp4', '/out/s.jpg', planStoryboard(60, { count: 12 }, SD), 'jpeg');
+    const a = storyboardArgs('/in/v.mp4', '/out/s.jpg', planStoryboard(60, { count: 12 }, SD), 'jpeg', LIMITS);
     assert.equal(a[a.indexOf('-vf') + 1], 'fps=1000/5000,scale=160:120:flags=area,setsar=1,tile=10x2:nb_frames=12');
     assert.deepEqual([a[a.indexOf('-frames:v') + 1], a[a.indexOf('-c:v') + 1], a.at(-1)], ['1', 'mjpeg', 'file:/out/s.jpg']);
   });
@@ -78,7 +78,7 @@ describe('storyboard (ffmpeg)', () => {
       await mkdir(out);
       const sb = await buildStoryboard(input, out, { count: 4, columns: 2, width: 80, format }, source, {
         timeoutMs: 30_000, onProgress: (p) => progress.push(p),
-      });
+      }, LIMITS);
       assert.deepEqual([sb.spriteWidth, sb.spriteHeight], [160, 120]);
       const meta = await sharp(sb.spritePath).metadata();
       assert.deepEqual([meta.format, meta.width, meta.height], [format, 2 * 80, 2 * 60]);
@@ -99,7 +99,7 @@ describe('storyboard (ffmpeg)', () => {
 
   it('refuses an audio file', async () => {
     const input = await fixture('audio-mp3');
-    const err = await buildStoryboard(input, dir, { format: 'jpeg' }, await probeFile(input, LIMITS), { timeoutMs: 10_000 })
+    const err = await buildStoryboard(input, dir, { format: 'jpeg' }, await probeFile(input, LIMITS), { timeoutMs: 10_000 }, LIMITS)
       .catch((e: unknown) => e);
     assert.ok(isMediaTransformError(err) && err.code === 'invalid_for_input', String(err));
   });

@@ -107,7 +107,7 @@ describe('video transform (ffmpeg)', () => {
     const source = await probeFile(input, LIMITS);
     const opts = { ...BASE, ...o };
     const out = join(dir, `${name}-${opts.codec}-${Math.random().toString(36).slice(2)}.${opts.format}`);
-    await runFfmpeg(buildVideoArgs(input, out, opts, source), {
+    await runFfmpeg(buildVideoArgs(input, out, opts, source, LIMITS), {
       timeoutMs: 60_000, expectedDurationSeconds: expectedDuration(opts, source), onProgress: (p) => progress?.push(p),
     });
     return { ...(await probeFile(out, LIMITS)), path: out };
@@ -152,7 +152,7 @@ describe('video transform (ffmpeg)', () => {
     assert.deepEqual([out.width, out.height], [240, 240]);
     // 320x240 fits as 240x180: 30 px bands of background above and below.
     const png = join(dir, 'contain.png');
-    await grabVideoFrame(out.path, 0.5, png, { timeoutMs: 20_000 });
+    await grabVideoFrame(out.path, 0.5, png, { timeoutMs: 20_000 }, LIMITS);
     const { data } = await sharp(png).extract({ left: 0, top: 0, width: 240, height: 20 }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
     const mean = [0, 1, 2].map((c) => data.reduce((s, v, i) => (i % 3 === c ? s + v : s), 0) / (data.length / 3));
     assert.ok(mean[0]! > 220 && mean[1]! < 40 && mean[2]! < 40, mean.join());
