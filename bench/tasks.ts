@@ -50,7 +50,8 @@ async function benchVideo(m: Mediad) {
   const probe = await probeFile(src, { maxPixels: 1e9, maxDurationSeconds: 1e6 });
   // The exact argument list the task builds, run by hand: the only difference is mediad around it.
   const out = path.join(os.tmpdir(), `bench-${process.pid}.mp4`);
-  const args = buildVideoArgs(src, out, { format: 'mp4', codec: 'h264', fit: 'contain', position: 'center', background: '#000000', ...options }, probe);
+  // The task caps its output at MEDIAD_MAX_DURATION_SECONDS (default 14400): the same -t here.
+  const args = buildVideoArgs(src, out, { format: 'mp4', codec: 'h264', fit: 'contain', position: 'center', background: '#000000', ...options }, probe, { maxDurationSeconds: 14400 });
   const task: number[] = [];
   const raw: number[] = [];
   // Pairs alternate which side goes first; the ratio is the median over RUNS pairs.
