@@ -10,6 +10,7 @@ import { observeRequest, UNMATCHED_ROUTE } from './metrics/registry.js';
 import { metricsRoutes } from './api/metrics.js';
 import { validatorCompiler } from './http/validation.js';
 import { resolveVersion } from './http/version.js';
+import { registerJsonBodies } from './http/json-body.js';
 import './http/types.js';
 import { deliveryRoutes } from './api/delivery.js';
 import { filesRoutes } from './api/files.js';
@@ -41,6 +42,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   }) as unknown as FastifyInstance;
 
   app.setValidatorCompiler(validatorCompiler);
+  registerJsonBodies(app, deps.config.limits.bodyLimitBytes);
   registerErrorHandling(app);
   const addMissingMethods = trackMethods(app);
 
