@@ -9,7 +9,7 @@ import { addRouteHook, onRoutesWithMethod } from './http/route-hooks.js';
 import { observeRequest, UNMATCHED_ROUTE } from './metrics/registry.js';
 import { metricsRoutes } from './api/metrics.js';
 import { validatorCompiler } from './http/validation.js';
-import { resolveVersion } from './http/version.js';
+import { API_VERSION_DEFAULT, resolveVersion } from './http/version.js';
 import { registerJsonBodies } from './http/json-body.js';
 import './http/types.js';
 import { deliveryRoutes } from './api/delivery.js';
@@ -48,7 +48,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
 
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
-    req.apiVersion = resolveVersion(req.headers['accept-version']);
+    req.apiVersion = req.routeOptions.config.unversioned ? API_VERSION_DEFAULT : resolveVersion(req.headers['accept-version']);
   });
   app.addHook('onResponse', async (req, reply) => {
     // The route pattern (never the raw URL) labels metrics; the log line has both.
