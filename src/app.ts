@@ -1,5 +1,6 @@
 import Fastify, { LogController, type FastifyInstance, type FastifyRequest, type FastifyServerFactory } from 'fastify';
 import type { Deps } from './deps.js';
+import { AppError } from './errors.js';
 import { newId } from './ids.js';
 import { registerAuth } from './http/auth.js';
 import { registerErrorHandling, sendError, toAppError, trackMethods } from './http/errors.js';
@@ -11,6 +12,7 @@ import { metricsRoutes } from './api/metrics.js';
 import { validatorCompiler } from './http/validation.js';
 import { API_VERSION_DEFAULT, resolveVersion } from './http/version.js';
 import { registerJsonBodies } from './http/json-body.js';
+import { clientErrorHandler } from './http/client-error.js';
 import './http/types.js';
 import { deliveryRoutes } from './api/delivery.js';
 import { filesRoutes } from './api/files.js';
@@ -39,6 +41,8 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     ...(opts.serverFactory ? { serverFactory: opts.serverFactory } : {}),
     // Errors raised before routing (a malformed percent-encoding in the URL) get the envelope too.
     frameworkErrors: (error, req, reply) => sendError(req, reply, toAppError(error)),
+    // And so do requests Node's HTTP parser refuses before there is a request at all.
+    clientErrorHandler: clientErrorHandler(deps.config.publicUrl),
   }) as unknown as FastifyInstance;
 
   app.setValidatorCompiler(validatorCompiler);
@@ -46,8 +50,15 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   registerErrorHandling(app);
   const addMissingMethods = trackMethods(app);
 
+  const publicHost = new URL(deps.config.publicUrl).host;
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
+    if (!req.headers.host) {
+      // Links are built from Host. HTTP/1.0 may leave it out (the public host is meant);
+      // HTTP/1.1 must send it (RFC 9112 3.2). server.ts turns off Node's bodiless 400 for this.
+      req.raw.headers.host = publicHost;
+      if (req.raw.httpVersion !== '1.0') throw new AppError('bad_request', 'the request has no Host header; HTTP/1.1 requests must name the server in Host');
+    }
     req.apiVersion = req.routeOptions.config.unversioned ? API_VERSION_DEFAULT : resolveVersion(req.headers['accept-version']);
   });
   app.addHook('onResponse', async (req, reply) => {
