@@ -6,7 +6,8 @@ import { AppError } from '../errors.js';
 // and constructor.prototype keys) still parses; around it this refuses what it lets through:
 // bytes that are not UTF-8 (decoded silently to U+FFFD), nesting deep enough to overflow the
 // stack of whatever walks the value later (storing metadata, the Idempotency-Key fingerprint),
-// and numbers too large for a double (1e999 parses as Infinity and was stored as null).
+// numbers too large for a double (1e999 parses as Infinity and was stored as null), and the
+// character U+0000, which PostgreSQL text cannot store.
 
 /** Objects and arrays nest at most this deep; the body itself is level 1. */
 export const MAX_JSON_DEPTH = 64;
@@ -35,23 +36,48 @@ export function jsonNestsDeeperThan(text: string, limit: number): boolean {
 
 /** Only text with a three-digit exponent or a 309-digit run can hold a number beyond a double. */
 const MAY_OVERFLOW = /[eE][+]?\d{3}|\d{309}/;
+/** JSON text cannot hold a raw U+0000 inside a string, only this escape. */
+const MAY_HOLD_NUL = '\\u0000';
 
-/** Paths (`metadata.list[1]`) of the non-finite numbers in a parsed body, in document order. */
-export function nonFiniteNumberPaths(value: unknown): string[] {
-  const found: string[] = [];
+export interface ValueProblem {
+  /** Where, as `metadata.list[1]` (`body` for the whole body). */
+  field: string;
+  message: string;
+}
+
+const NON_FINITE = 'is a number too large to represent (beyond ±1.8e308); send a finite number';
+const NUL = 'contains the character U+0000, which cannot be stored; remove it';
+
+/**
+ * Values a parsed body must not hold, by path, in document order: non-finite numbers (1e999
+ * parses as Infinity) and, when `nul`, strings or keys with U+0000 (PostgreSQL text cannot
+ * hold it: a title with one was a 500 there and stored on SQLite).
+ */
+export function valueProblems(value: unknown, nul = true): ValueProblem[] {
+  const found: ValueProblem[] = [];
   // An explicit stack: the depth is bounded by the check above, but nothing here relies on it.
-  const stack: { value: unknown; path: string }[] = [{ value, path: '' }];
+  // A problem with a name waits on the stack just before its value, to keep document order.
+  const stack: ({ value: unknown; path: string } | ValueProblem)[] = [{ value, path: '' }];
   for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
+    if ('message' in item) {
+      found.push(item);
+      continue;
+    }
     const v = item.value;
+    const field = item.path || 'body';
     if (typeof v === 'number') {
-      if (!Number.isFinite(v)) found.push(item.path || 'body');
+      if (!Number.isFinite(v)) found.push({ field, message: NON_FINITE });
+    } else if (typeof v === 'string') {
+      if (nul && v.includes('\0')) found.push({ field, message: NUL });
     } else if (Array.isArray(v)) {
       for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], path: `${item.path}[${i}]` });
     } else if (v !== null && typeof v === 'object') {
       const entries = Object.entries(v);
       for (let i = entries.length - 1; i >= 0; i--) {
         const [k, child] = entries[i]!;
-        stack.push({ value: child, path: item.path ? `${item.path}.${k}` : k });
+        const path = item.path ? `${item.path}.${k.replaceAll('\0', '\\u0000')}` : k.replaceAll('\0', '\\u0000');
+        stack.push({ value: child, path });
+        if (nul && k.includes('\0')) stack.push({ field: path, message: `has a name that ${NUL}` });
       }
     }
   }
@@ -72,9 +98,9 @@ export function registerJsonBodies(app: FastifyInstance, bodyLimit: number): voi
     }
     parseJson(req, text, (err, value) => {
       if (err) return done(err, undefined);
-      const paths = MAY_OVERFLOW.test(text) ? nonFiniteNumberPaths(value) : [];
-      if (paths.length === 0) return done(null, value);
-      const details = paths.map((field) => ({ field, message: 'is a number too large to represent (beyond ±1.8e308); send a finite number' }));
+      const nul = text.includes(MAY_HOLD_NUL);
+      const details = nul || MAY_OVERFLOW.test(text) ? valueProblems(value, nul) : [];
+      if (details.length === 0) return done(null, value);
       done(new AppError('validation_failed', `the request is not valid: ${details.map((d) => `${d.field} ${d.message}`).join('; ')}`, { details }), undefined);
     });
   });

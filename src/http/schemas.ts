@@ -79,7 +79,11 @@ export function pageQuery(defaultLimit: number, extra: Record<string, TSchema> =
 }
 export type PageQuery = { page: number; limit: number };
 
-export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
+/**
+ * An id in a path: what newId() makes (prefix_ and base62). Anything else is refused here,
+ * before a query: PostgreSQL fails on U+0000 in text, which made /files/%00 a 500 there.
+ */
+export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_]+$' }) });
 export type IdParams = Static<typeof IdParams>;
 
 /** The common error answers every authenticated route can give. */
