@@ -59,7 +59,14 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
       req.raw.headers.host = publicHost;
       if (req.raw.httpVersion !== '1.0') throw new AppError('bad_request', 'the request has no Host header; HTTP/1.1 requests must name the server in Host');
     }
-    req.apiVersion = req.routeOptions.config.unversioned ? API_VERSION_DEFAULT : resolveVersion(req.headers['accept-version']);
+    try {
+      req.apiVersion = resolveVersion(req.headers['accept-version']);
+    } catch (err) {
+      // Health and file delivery are not versioned resources: an unknown version is not theirs
+      // to refuse. Looked up only here, as req.routeOptions builds an object at every call.
+      if (!req.routeOptions.config.unversioned) throw err;
+      req.apiVersion = API_VERSION_DEFAULT;
+    }
   });
   app.addHook('onResponse', async (req, reply) => {
     // The route pattern (never the raw URL) labels metrics; the log line has both.
