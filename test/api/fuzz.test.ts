@@ -5,8 +5,8 @@ import { runFuzz, startFuzzEnv, type FuzzEnv } from '../helpers/fuzz.js';
 // A small, fixed-seed run of the API fuzzer (test/helpers/fuzz.ts) in every npm test; larger
 // runs with any seed: npm run fuzz -- --seed N --count N.
 const SEED = 20261123;
-const COUNT = 800;
-const RAW = 100;
+const COUNT = 500;
+const RAW = 60;
 
 let env: FuzzEnv;
 before(async () => {

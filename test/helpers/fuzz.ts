@@ -73,8 +73,11 @@ export async function startFuzzEnv(): Promise<FuzzEnv> {
   const file = (await t.call('GET', '/files', { key })).json.data[0];
   await post('/tasks', { kind: 'image', file_id: file.id, width: 16 });
   await post('/automations', { trigger: { kind: 'event', event: 'file.created' }, workflow: [{ kind: 'image', width: 8 }], status: 'paused' });
-  await new Promise((r) => setTimeout(r, 1500)); // events reach the webhook as deliveries
-  await refreshPools(t, target);
+  // Events reach the webhook as deliveries within a few dispatcher rounds.
+  for (let waited = 0; waited < 5_000 && target.pools.delivery.length === 0; waited += 100) {
+    await new Promise((r) => setTimeout(r, 100));
+    await refreshPools(t, target);
+  }
   return {
     t, target, ca: await fs.readFile(t.server.caCertPath!, 'utf8'),
     async close() {

@@ -40,7 +40,7 @@ export interface RawOptions {
 }
 
 /** Quiet time after the last bytes of an answer before the client half-closes. */
-const IDLE_AFTER_ANSWER_MS = 200;
+const IDLE_AFTER_ANSWER_MS = 100;
 
 /** Writes `data`, then reads until the server closes the connection or the timeout passes. */
 export function rawExchange(opts: RawOptions): Promise<RawExchange> {
