@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
-import { AppError, type ErrorCode } from '../errors.js';
+import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import { API_VERSION_DEFAULT } from './version.js';
 
