@@ -1,5 +1,6 @@
 import Fastify, { LogController, type FastifyInstance, type FastifyRequest, type FastifyServerFactory } from 'fastify';
 import type { Deps } from './deps.js';
+import { AppError } from './errors.js';
 import { newId } from './ids.js';
 import { registerAuth } from './http/auth.js';
 import { registerErrorHandling, sendError, toAppError, trackMethods } from './http/errors.js';
@@ -9,7 +10,9 @@ import { addRouteHook, onRoutesWithMethod } from './http/route-hooks.js';
 import { observeRequest, UNMATCHED_ROUTE } from './metrics/registry.js';
 import { metricsRoutes } from './api/metrics.js';
 import { validatorCompiler } from './http/validation.js';
-import { resolveVersion } from './http/version.js';
+import { API_VERSION_DEFAULT, resolveVersion } from './http/version.js';
+import { registerJsonBodies } from './http/json-body.js';
+import { clientErrorHandler } from './http/client-error.js';
 import './http/types.js';
 import { deliveryRoutes } from './api/delivery.js';
 import { filesRoutes } from './api/files.js';
@@ -38,15 +41,32 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     ...(opts.serverFactory ? { serverFactory: opts.serverFactory } : {}),
     // Errors raised before routing (a malformed percent-encoding in the URL) get the envelope too.
     frameworkErrors: (error, req, reply) => sendError(req, reply, toAppError(error)),
+    // And so do requests Node's HTTP parser refuses before there is a request at all.
+    clientErrorHandler: clientErrorHandler(deps.config.publicUrl),
   }) as unknown as FastifyInstance;
 
   app.setValidatorCompiler(validatorCompiler);
+  registerJsonBodies(app, deps.config.limits.bodyLimitBytes);
   registerErrorHandling(app);
   const addMissingMethods = trackMethods(app);
 
+  const publicHost = new URL(deps.config.publicUrl).host;
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
-    req.apiVersion = resolveVersion(req.headers['accept-version']);
+    if (!req.headers.host) {
+      // Links are built from Host. HTTP/1.0 may leave it out (the public host is meant);
+      // HTTP/1.1 must send it (RFC 9112 3.2). server.ts turns off Node's bodiless 400 for this.
+      req.raw.headers.host = publicHost;
+      if (req.raw.httpVersion !== '1.0') throw new AppError('bad_request', 'the request has no Host header; HTTP/1.1 requests must name the server in Host');
+    }
+    try {
+      req.apiVersion = resolveVersion(req.headers['accept-version']);
+    } catch (err) {
+      // Health and file delivery are not versioned resources: an unknown version is not theirs
+      // to refuse. Looked up only here, as req.routeOptions builds an object at every call.
+      if (!req.routeOptions.config.unversioned) throw err;
+      req.apiVersion = API_VERSION_DEFAULT;
+    }
   });
   app.addHook('onResponse', async (req, reply) => {
     // The route pattern (never the raw URL) labels metrics; the log line has both.

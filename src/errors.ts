@@ -13,6 +13,7 @@ export const ERROR_CATALOGUE = {
   signature_expired: 403,
   not_found: 404,
   method_not_allowed: 405,
+  request_timeout: 408,
   conflict: 409,
   file_conflict: 409,
   idempotency_request_in_progress: 409,
@@ -30,6 +31,7 @@ export const ERROR_CATALOGUE = {
   kind_not_supported: 422,
   rate_limited: 429,
   too_many_tasks: 429,
+  headers_too_large: 431,
   internal_error: 500,
   service_unavailable: 503,
 } as const;

@@ -11,7 +11,8 @@ import type { Config } from './config.js';
 import { buildApp } from './app.js';
 import { createLogger, createRuntime, type Runtime } from './runtime.js';
 import { ensureLocalTls, trustInstructions } from './tls/local-ca.js';
-import { API_VERSION_DEFAULT } from './http/version.js';
+import { answerMalformedRequests, clientErrorHandler, rawErrorEnvelope } from './http/client-error.js';
+import { AppError } from './errors.js';
 import { newId } from './ids.js';
 import { WorkerPool } from './queue/worker-pool.js';
 import { WebhookDeliverer } from './webhooks/deliverer.js';
@@ -61,13 +62,9 @@ function plainHttpHandler(config: Config, appHandler: http.RequestListener): htt
   return (req, res) => {
     if (req.headers['x-forwarded-proto'] === 'https' && isTrustedProxy(req.socket.remoteAddress, config.trustProxy)) return appHandler(req, res);
     const target = `${config.publicUrl}${req.url ?? '/'}`;
-    const body = JSON.stringify({
-      meta: { request_id: newId('request'), org_id: null, project_id: null, version: API_VERSION_DEFAULT, type: 'error' },
-      data: null,
-      error: { code: 'https_required', message: `mediad only answers over HTTPS: use ${target}`, status: 400 },
-      links: { self: target },
-    });
-    res.writeHead(400, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' });
+    const requestId = newId('request');
+    const body = JSON.stringify(rawErrorEnvelope(target, new AppError('https_required', `mediad only answers over HTTPS: use ${target}`), requestId));
+    res.writeHead(400, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), 'x-request-id': requestId, connection: 'close' });
     res.end(body);
   };
 }
@@ -102,8 +99,15 @@ export async function startServer(config: Config): Promise<RunningServer> {
   let plainServer: http.Server | undefined;
   const app = await buildApp(runtime.deps, {
     serverFactory: (handler) => {
-      const httpsServer = https.createServer({ cert: tls.cert, key: tls.key }, handler);
-      plainServer = http.createServer(plainHttpHandler(config, handler));
+      // requireHostHeader: Node answers a missing Host itself, with an empty 400; buildApp
+      // refuses it with the envelope instead.
+      const httpsServer = https.createServer({ cert: tls.cert, key: tls.key, requireHostHeader: false }, handler);
+      const plainHandler = plainHttpHandler(config, handler);
+      plainServer = http.createServer({ requireHostHeader: false }, plainHandler);
+      // Fastify answers clientError on the HTTPS server (buildApp's clientErrorHandler); the
+      // plain server, CONNECT and odd Expect headers are answered here.
+      answerMalformedRequests(httpsServer, config.publicUrl, false, handler);
+      answerMalformedRequests(plainServer, config.publicUrl, true, plainHandler);
       sniffProtocol(httpsServer, plainServer);
       return httpsServer;
     },
@@ -186,7 +190,10 @@ export async function startWorker(config: Config): Promise<{ pool: WorkerPool; c
 async function startWorkerMetrics(runtime: Runtime, config: Config): Promise<FastifyInstance | null> {
   if (!config.workers.metricsPort) return null;
   const tls = await loadTls(config, (m) => runtime.deps.log.info(m));
-  const app = Fastify({ https: { cert: tls.cert, key: tls.key }, loggerInstance: runtime.deps.log, genReqId: () => newId('request') }) as unknown as FastifyInstance;
+  const app = Fastify({
+    https: { cert: tls.cert, key: tls.key }, loggerInstance: runtime.deps.log, genReqId: () => newId('request'),
+    clientErrorHandler: clientErrorHandler(config.publicUrl),
+  }) as unknown as FastifyInstance;
   registerErrorHandling(app);
   await app.register(metricsRoutes, { deps: runtime.deps });
   await app.listen({ host: config.host, port: config.workers.metricsPort, listenTextResolver: (a) => `metrics listening at ${a.replace(/^http:/, 'https:')}` });

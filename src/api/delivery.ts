@@ -153,11 +153,19 @@ export async function deliveryRoutes(app: FastifyInstance, { deps }: { deps: Dep
   // Uploads are raw bytes of any type: leave the body unread for the handler to stream.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_req, _payload, done) => done(null));
+  // The stored type comes from probing the bytes, never from Content-Type, so the header is
+  // dropped before Fastify reads it: an empty or malformed one was a 415 (telling the client
+  // to send JSON) where a missing one was a 201.
+  app.addHook('onRequest', async (req) => {
+    if (req.method === 'PUT') delete req.raw.headers['content-type'];
+  });
+  // Not versioned API resources: Accept-Version is not theirs to refuse.
+  const config = { unversioned: true };
   // HEAD is declared with GET rather than left to Fastify's generated HEAD route: that route's
   // onSend hook rewrites Content-Length to 0 for a body-less reply, and serve() answers HEAD
   // without a body, so HEAD would announce 0 bytes instead of the file's (or the range's) size.
-  app.route<{ Querystring: SignedQuery }>({ method: ['GET', 'HEAD'], url: `${DELIVERY_PREFIX}/*`, handler: (req, reply) => serve(deps, req, reply) });
-  app.put<{ Querystring: SignedQuery }>(`${DELIVERY_PREFIX}/*`, async (req, reply) => {
+  app.route<{ Querystring: SignedQuery }>({ method: ['GET', 'HEAD'], url: `${DELIVERY_PREFIX}/*`, config, handler: (req, reply) => serve(deps, req, reply) });
+  app.put<{ Querystring: SignedQuery }>(`${DELIVERY_PREFIX}/*`, { config }, async (req, reply) => {
     try {
       return await upload(deps, req, reply);
     } catch (err) {

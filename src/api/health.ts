@@ -7,7 +7,7 @@ import { objectBody } from '../http/envelope.js';
 /** GET /health: 200 once the database answers and storage is writable; no key needed. */
 export async function healthRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
   const links = { self: `${deps.config.publicUrl}/health`, parent: deps.config.publicUrl };
-  app.get('/health', async (req) => {
+  app.get('/health', { config: { unversioned: true } }, async (req) => {
     try {
       await sql`select 1`.execute(deps.db);
       await deps.blobs.checkWritable();

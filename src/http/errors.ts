@@ -50,11 +50,13 @@ export function registerErrorHandling(app: FastifyInstance): void {
  */
 export function trackMethods(app: FastifyInstance): () => void {
   const byUrl = new Map<string, Set<string>>();
+  const unversioned = new Set<string>();
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     const set = byUrl.get(route.url) ?? new Set<string>();
     for (const m of methods) set.add(m);
     byUrl.set(route.url, set);
+    if (route.config?.unversioned) unversioned.add(route.url);
   });
   return () => {
     const all = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
@@ -65,6 +67,7 @@ export function trackMethods(app: FastifyInstance): () => void {
       app.route({
         method: missing,
         url,
+        config: { unversioned: unversioned.has(url) },
         handler: (req, reply) => {
           reply.header('allow', allow);
           return sendError(req, reply, new AppError('method_not_allowed', `${req.method} is not allowed on ${url}; allowed: ${allow}`));

@@ -1,22 +1,14 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { canonicalJson } from './canonical-json.js';
 import { addRouteHook, onRoutesWithMethod } from './route-hooks.js';
 import type { Deps } from '../deps.js';
 import { checkKeyFormat, claimKey, completeKey, releaseKey } from '../services/idempotency.js';
 
 const HEADER = 'idempotency-key';
 
-/** Canonical JSON (sorted keys) so that key order does not make two bodies "different". */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value && typeof value === 'object') {
-    return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
-
 function fingerprint(req: FastifyRequest): string {
-  return createHash('sha256').update(`${req.method} ${req.url}\n${canonical(req.body ?? null)}`).digest('hex');
+  return createHash('sha256').update(`${req.method} ${req.url}\n${canonicalJson(req.body ?? null)}`).digest('hex');
 }
 
 /**

@@ -59,11 +59,18 @@ export function listEnvelope<T extends TSchema>(item: T) {
   return Type.Object({ meta: ListMeta, data: Type.Array(item), error: Type.Null(), links: ListLinks });
 }
 
-/** SPEC 4.2 / 8: page >= 1 (default 1), limit 1..100 (default per resource). */
+/**
+ * The largest page asked for. Pages past the last are answered (empty), but the offset
+ * (page - 1) × limit must stay an exact integer that SQLite and PostgreSQL accept: 1e20
+ * reached SQLite as a float and failed as a 500.
+ */
+export const MAX_PAGE = 1_000_000_000;
+
+/** SPEC 4.2 / 8: page 1..MAX_PAGE (default 1), limit 1..100 (default per resource). */
 export function pageQuery(defaultLimit: number, extra: Record<string, TSchema> = {}) {
   return Type.Object(
     {
-      page: Type.Integer({ minimum: 1, default: 1 }),
+      page: Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 }),
       limit: Type.Integer({ minimum: 1, maximum: 100, default: defaultLimit }),
       ...extra,
     },
@@ -72,7 +79,11 @@ export function pageQuery(defaultLimit: number, extra: Record<string, TSchema> =
 }
 export type PageQuery = { page: number; limit: number };
 
-export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
+/**
+ * An id in a path: what newId() makes (prefix_ and base62). Anything else is refused here,
+ * before a query: PostgreSQL fails on U+0000 in text, which made /files/%00 a 500 there.
+ */
+export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_]+$' }) });
 export type IdParams = Static<typeof IdParams>;
 
 /** The common error answers every authenticated route can give. */

@@ -11,4 +11,8 @@ declare module 'fastify' {
     auth?: AuthContext;
     apiVersion?: string;
   }
+  interface FastifyContextConfig {
+    /** Not a versioned API resource (health, file delivery): Accept-Version is ignored. */
+    unversioned?: boolean;
+  }
 }

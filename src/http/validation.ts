@@ -1,6 +1,6 @@
 import { Ajv } from 'ajv';
 import addFormatsImport from 'ajv-formats';
-import type { FastifySchemaCompiler } from 'fastify';
+import type { FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify';
 import { AppError, type ErrorDetail } from '../errors.js';
 
 // Bodies are validated strictly: a string "10" is not the number 10 and unknown
@@ -9,16 +9,62 @@ import { AppError, type ErrorDetail } from '../errors.js';
 const addFormats = addFormatsImport as unknown as (ajv: Ajv) => Ajv;
 
 function makeAjv(coerce: boolean): Ajv {
-  const ajv = new Ajv({ allErrors: true, coerceTypes: coerce ? 'array' : false, useDefaults: true, removeAdditional: false, strict: false });
+  // strictNumbers: Infinity and NaN are not numbers here ("?page=Infinity" coerces to Infinity,
+  // which the default accepts as an integer and SQLite then refuses with a 500).
+  const ajv = new Ajv({ allErrors: true, coerceTypes: coerce ? 'array' : false, useDefaults: true, removeAdditional: false, strict: false, strictNumbers: true });
   return addFormats(ajv);
 }
 
 const strict = makeAjv(false);
 const coercing = makeAjv(true);
 
+/** A query integer as people write one: optional minus, decimal digits, nothing else. */
+const DECIMAL_INTEGER = /^-?\d{1,16}$/;
+
+/** What a validator compiler returns (Fastify does not export the type by name). */
+type FastifyValidationResult = ReturnType<FastifySchemaCompiler<unknown>>;
+
+function integerProperties(schema: unknown): string[] {
+  if (!schema || typeof schema !== 'object' || !('properties' in schema)) return [];
+  const props = schema.properties;
+  if (!props || typeof props !== 'object') return [];
+  return Object.entries(props).filter(([, s]) => s && typeof s === 'object' && 'type' in s && s.type === 'integer').map(([k]) => k);
+}
+
+/**
+ * Ajv's coercion reads a query string the way JavaScript's Number() does, so "0x10", "1e3",
+ * " 5" and "5.0" became integers (and "1e20" a page far past SQLite's range). An integer
+ * parameter of the query must be written in decimal digits; anything else is named at fault.
+ */
+function decimalQueryIntegers(schema: unknown, validate: FastifyValidationResult): FastifyValidationResult {
+  const keys = integerProperties(schema);
+  if (keys.length === 0) return validate;
+  // Runs on every list request (GET /files is the hot path): nothing is allocated unless a value is bad.
+  const wrapped: FastifyValidationResult = (data: unknown) => {
+    let bad: string[] | null = null;
+    if (data !== null && typeof data === 'object') {
+      for (const k of keys) {
+        const v: unknown = Reflect.get(data, k);
+        if (typeof v === 'string' && !DECIMAL_INTEGER.test(v)) (bad ??= []).push(k);
+      }
+    }
+    const ok = validate(data);
+    if (bad === null) {
+      wrapped.errors = validate.errors;
+      return ok;
+    }
+    const own: FastifySchemaValidationError[] = bad.map((k) => ({ keyword: 'type', instancePath: `/${k}`, schemaPath: `#/properties/${k}/type`, params: { type: 'integer' }, message: 'must be a whole number written in decimal digits' }));
+    const others = (validate.errors ?? []).filter((e: FastifySchemaValidationError) => !bad.includes(e.instancePath.split('/')[1] ?? ''));
+    wrapped.errors = [...own, ...others];
+    return false;
+  };
+  return wrapped;
+}
+
 export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
   const ajv = httpPart === 'body' ? strict : coercing;
-  return ajv.compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
+  const validate = ajv.compile(schema as object) as FastifyValidationResult;
+  return httpPart === 'querystring' ? decimalQueryIntegers(schema, validate) : validate;
 };
 
 export interface AjvIssue {
