@@ -6,7 +6,7 @@
 // directly, so this line is the one place the flag is set (npm run build makes it executable).
 import { Command } from 'commander';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { migrate, openDatabase } from './db/connect.js';
+import { migrate, openDatabase, type Db } from './db/connect.js';
 import { systemClock } from './deps.js';
 import { createKey, listKeys, revokeKey } from './services/keys.js';
 import { startServer, startWorker } from './server.js';
@@ -28,13 +28,13 @@ function config(): Config {
 }
 
 /** Opens the database, brings it up to date (the migrate command does that itself), runs `fn`. */
-async function withDb<T>(fn: (db: ReturnType<typeof openDatabase>) => Promise<T>, migrateFirst = true): Promise<T> {
-  const db = openDatabase(config().database);
+async function withDb<T>(fn: (db: Db) => Promise<T>, migrateFirst = true): Promise<T> {
+  const database = openDatabase(config().database);
   try {
-    if (migrateFirst) await migrate(db);
-    return await fn(db);
+    if (migrateFirst) await migrate(database.db);
+    return await fn(database.db);
   } finally {
-    await db.destroy();
+    await database.close();
   }
 }
 

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Redis } from 'ioredis';
 import type { Config } from './config.js';
 import type { Db } from './db/connect.js';
+import type { ReaderThread } from './db/reader.js';
 import type { BlobStore } from './storage/blob-store.js';
 import type { GuardedClient } from './net/guarded-fetch.js';
 
@@ -18,6 +19,8 @@ export type Outbound = Pick<GuardedClient, 'download' | 'request'>;
 export interface Deps {
   config: Config;
   db: Db;
+  /** The SQLite reader thread of the hot reads (db/hot-reads.ts); null on PostgreSQL and in memory. */
+  reader: ReaderThread | null;
   blobs: BlobStore;
   clock: Clock;
   outbound: Outbound;

@@ -25,7 +25,8 @@ export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
 /** Opens the database (migrating it), the blob store and the outbound client: everything a role needs. */
 export async function createRuntime(config: Config, log: Logger = createLogger(config)): Promise<Runtime> {
   setMediaBinaries({ ffmpeg: config.ffmpegPath, ffprobe: config.ffprobePath });
-  const db = openDatabase(config.database);
+  const database = openDatabase(config.database);
+  const { db, reader } = database;
   const applied = await migrate(db);
   if (applied.length > 0) log.info({ migrations: applied }, 'database migrated');
 
@@ -44,7 +45,7 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
 
   const listener = config.database.dialect === 'postgres' ? listenForWork(config.database.url, log) : null;
   const redis = config.redisUrl ? await connectRedis(config.redisUrl, log) : undefined; // rate limits across processes
-  const deps: Deps = { config, db, blobs, clock: systemClock, outbound, log, tmpDir, ...(redis ? { redis } : {}) };
+  const deps: Deps = { config, db, reader, blobs, clock: systemClock, outbound, log, tmpDir, ...(redis ? { redis } : {}) };
   // Blobs a stopped process wrote or was deleting without its row's commit (blob-journal.ts).
   const sweepBlobs = () => sweepBlobJournal(deps).catch((err: unknown) => log.warn({ err }, 'blob journal sweep failed'));
   await sweepBlobs();
@@ -61,7 +62,7 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
       await listener?.close();
       await outbound.close();
       redis?.disconnect();
-      await db.destroy();
+      await database.close();
       await fs.rm(tmpDir, { recursive: true, force: true });
     },
   };

@@ -14,11 +14,11 @@ import { ensureLocalTls, trustInstructions } from './tls/local-ca.js';
 import { answerMalformedRequests, clientErrorHandler, rawErrorEnvelope } from './http/client-error.js';
 import { AppError } from './errors.js';
 import { newId } from './ids.js';
-import { WorkerPool } from './queue/worker-pool.js';
+import { WorkerPool } from './workers/pool.js';
 import { WebhookDeliverer } from './webhooks/deliverer.js';
 import { EventDispatcher } from './events/dispatcher.js';
 import { automationConsumer } from './services/automation-runs.js';
-import { endpointConsumer } from './services/webhook-endpoints.js';
+import { endpointConsumer } from './webhooks/fanout.js';
 
 export interface RunningServer {
   app: FastifyInstance;

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import { listBody, objectBody } from '../http/envelope.js';
-import { IdParams, Nullable, errorResponses, listEnvelope, objectEnvelope, pageQuery } from '../http/schemas.js';
+import { IdParams, Nullable, errorResponses, listEnvelope, objectEnvelope, plainPageQuery } from '../http/schemas.js';
 import { createAutomation, deleteAutomation, getAutomation, listAutomations, updateAutomation, type AutomationInput, type Trigger } from '../services/automations.js';
 import type { Step } from '../workflows/steps.js';
 import { DeletedSchema } from './file-schemas.js';
@@ -28,8 +28,8 @@ export const automationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
   const links = (id: string) => ({ self: `${base}/${id}`, parent: base });
   const one = { params: IdParams, response: { 200: objectEnvelope(AutomationSchema), ...errorResponses } };
 
-  app.get('/automations', { schema: { querystring: pageQuery(10), response: { 200: listEnvelope(AutomationSchema), ...errorResponses } } }, async (req) =>
-    listBody(req, base, await listAutomations(deps, req.auth!, req.query.page, req.query.limit)));
+  app.get('/automations', { schema: { querystring: plainPageQuery(10), response: { 200: listEnvelope(AutomationSchema), ...errorResponses } } }, async (req) =>
+    listBody(req, base, await listAutomations(deps, req.auth!, req.query)));
 
   app.post('/automations', { schema: { body: CreateBody, response: { 201: objectEnvelope(AutomationSchema), ...errorResponses } } }, async (req, reply) => {
     const body = req.body as AutomationInput & { trigger: Trigger; workflow: Step[] };

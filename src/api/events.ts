@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
-import { EVENT_TYPES } from '../db/queries/events.js';
+import { EVENT_TYPES } from '../events/record.js';
 import { listBody, objectBody } from '../http/envelope.js';
 import { IdParams, errorResponses, listEnvelope, objectEnvelope, pageQuery } from '../http/schemas.js';
 import { getEvent, listEvents } from '../services/events.js';
@@ -24,8 +24,8 @@ export const eventsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
   const base = `${deps.config.publicUrl}/events`;
 
   app.get('/events', { schema: { querystring: EventQuery, response: { 200: listEnvelope(EventSchema), ...errorResponses } } }, async (req) => {
-    const { page, limit, type } = req.query as { page: number; limit: number; type?: string };
-    return listBody(req, base, await listEvents(deps, req.auth!, page, limit, { type }), type ? { type } : {});
+    const { type } = req.query;
+    return listBody(req, base, await listEvents(deps, req.auth!, req.query, { type }), type ? { type } : {});
   });
 
   app.get('/events/:id', { schema: { params: IdParams, response: { 200: objectEnvelope(EventSchema), ...errorResponses } } }, async (req) =>

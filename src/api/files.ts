@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Deps } from '../deps.js';
-import { asSerialised, listBody, objectBody } from '../http/envelope.js';
-import { IdParams, errorResponses, listEnvelope, nativeJson, objectEnvelope, pageQuery } from '../http/schemas.js';
+import { listBody, objectBody } from '../http/envelope.js';
+import { asSerialised, nativeJson } from '../http/json-text.js';
+import { IdParams, errorResponses, listEnvelope, objectEnvelope, plainPageQuery } from '../http/schemas.js';
 import { createFileFromUrl, deleteFile, getFile, listFiles, updateFile } from '../services/files.js';
 import { CreateFileBody, DeletedSchema, FileSchema, PatchFileBody } from './file-schemas.js';
 
@@ -17,10 +18,8 @@ export const filesRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
     return reply.code(201).send(objectBody(req, file, links(file.id)));
   });
 
-  app.get('/files', { ...nativeJson, schema: { querystring: pageQuery(20), response: { 200: listEnvelope(FileSchema), ...errorResponses } } }, async (req) => {
-    const { page, limit } = req.query;
-    return asSerialised(listBody(req, base, await listFiles(deps, req.auth!, page, limit)));
-  });
+  app.get('/files', { ...nativeJson, schema: { querystring: plainPageQuery(20), response: { 200: listEnvelope(FileSchema), ...errorResponses } } }, async (req) =>
+    asSerialised(listBody(req, base, await listFiles(deps, req.auth!, req.query))));
 
   app.get('/files/:id', { ...nativeJson, schema: { params: IdParams, response: { 200: objectEnvelope(FileSchema), ...errorResponses } } }, async (req) => {
     const file = await getFile(deps, req.auth!, req.params.id);

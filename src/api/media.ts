@@ -2,7 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import { listBody, objectBody } from '../http/envelope.js';
-import { errorResponses, IdParams, listEnvelope, Metadata, nativeJson, Nullable, objectEnvelope, pageQuery } from '../http/schemas.js';
+import { nativeJson } from '../http/json-text.js';
+import { errorResponses, IdParams, listEnvelope, Metadata, Nullable, objectEnvelope, plainPageQuery } from '../http/schemas.js';
 import { createMedia, deleteMedia, getMedia, listMedia, updateMedia } from '../services/media.js';
 import { DeletedSchema, EmbeddedFileSchema } from './file-schemas.js';
 
@@ -39,9 +40,8 @@ export const mediaRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
     return reply.code(201).send(objectBody(req, media, links(media.id)));
   });
 
-  app.get('/media', { ...nativeJson, schema: { querystring: pageQuery(20), response: { 200: listEnvelope(MediaSchema), ...errorResponses } } }, async (req) => {
-    return listBody(req, base, await listMedia(deps, req.auth!, req.query.page, req.query.limit));
-  });
+  app.get('/media', { ...nativeJson, schema: { querystring: plainPageQuery(20), response: { 200: listEnvelope(MediaSchema), ...errorResponses } } }, async (req) =>
+    listBody(req, base, await listMedia(deps, req.auth!, req.query)));
 
   app.get('/media/:id', { ...nativeJson, schema: one }, async (req) => objectBody(req, await getMedia(deps, req.auth!, req.params.id), links(req.params.id)));
 

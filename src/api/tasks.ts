@@ -3,8 +3,8 @@ import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import { listBody, objectBody } from '../http/envelope.js';
 import { IdParams, ListLinks, ListMeta, ObjectLinks, ObjectMeta, errorResponses, pageQuery } from '../http/schemas.js';
-import { TASK_KINDS } from '../kinds/types.js';
-import { cancelTask, createTask, getTask, listTasks, type TaskRequest } from '../services/tasks.js';
+import { TASK_KINDS } from '../shapes/task-kinds.js';
+import { cancelTask, createTask, getTask, listTasks } from '../services/tasks.js';
 
 const FreeObject = Type.Record(Type.String(), Type.Unknown());
 const TaskSchema = Type.Object({
@@ -35,7 +35,7 @@ const TaskList = Type.Object({ meta: ListMeta, data: Type.Array(TaskSchema), err
 
 const CreateTaskBody = Type.Object(
   {
-    kind: Type.Union(TASK_KINDS.map((k) => Type.Literal(k))),
+    kind: Type.Enum([...TASK_KINDS]),
     url: Type.Optional(Type.String({ format: 'uri', maxLength: 4096 })),
     workflow: Type.Optional(Type.Array(Type.Unknown(), { maxItems: 100 })),
     file_id: Type.Optional(Type.String({ maxLength: 64 })),
@@ -48,8 +48,8 @@ const CreateTaskBody = Type.Object(
 );
 
 const TaskQuery = pageQuery(20, {
-  status: Type.Optional(Type.Union(['pending', 'processing', 'waiting', 'completed', 'failed', 'cancelled'].map((s) => Type.Literal(s)))),
-  kind: Type.Optional(Type.Union(TASK_KINDS.map((k) => Type.Literal(k)))),
+  status: Type.Optional(Type.Enum(['pending', 'processing', 'waiting', 'completed', 'failed', 'cancelled'])),
+  kind: Type.Optional(Type.Enum([...TASK_KINDS])),
 });
 
 export const tasksRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
@@ -61,12 +61,12 @@ export const tasksRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
   };
 
   app.post('/tasks', { schema: { body: CreateTaskBody, response: { 201: TaskEnvelope, ...errorResponses } } }, async (req, reply) =>
-    reply.code(201).send(taskBody(req, await createTask(deps, req.auth!, req.body as TaskRequest))));
+    reply.code(201).send(taskBody(req, await createTask(deps, req.auth!, req.body))));
 
   app.get('/tasks', { schema: { querystring: TaskQuery, response: { 200: TaskList, ...errorResponses } } }, async (req) => {
-    const { page, limit, status, kind } = req.query as { page: number; limit: number; status?: 'pending'; kind?: string };
+    const { status, kind } = req.query;
     const extra: Record<string, string> = { ...(status ? { status } : {}), ...(kind ? { kind } : {}) };
-    return listBody(req, base, await listTasks(deps, req.auth!, page, limit, { status, kind }), extra);
+    return listBody(req, base, await listTasks(deps, req.auth!, req.query, { status, kind }), extra);
   });
 
   app.get('/tasks/:id', { schema: { params: IdParams, response: { 200: TaskEnvelope, ...errorResponses } } }, async (req) =>

@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
-import { EVENT_TYPES } from '../db/queries/events.js';
+import { EVENT_TYPES } from '../events/record.js';
 import { listBody, objectBody } from '../http/envelope.js';
-import { IdParams, Nullable, errorResponses, listEnvelope, objectEnvelope, pageQuery } from '../http/schemas.js';
+import { IdParams, Nullable, errorResponses, listEnvelope, objectEnvelope, pageQuery, plainPageQuery } from '../http/schemas.js';
 import {
   createEndpoint, deleteEndpoint, getEndpoint, getEndpointDelivery, listEndpointDeliveries, listEndpoints, retryEndpointDelivery, rotateEndpointSecret, updateEndpoint,
 } from '../services/webhook-endpoints.js';
@@ -71,13 +71,13 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     return reply.code(201).send(objectBody(req, endpoint, links(endpoint.id)));
   });
 
-  app.get('/webhooks', { schema: { querystring: pageQuery(20), response: { 200: listEnvelope(EndpointSchema), ...errorResponses } } }, async (req) =>
-    listBody(req, base, await listEndpoints(deps, req.auth!, req.query.page, req.query.limit)));
+  app.get('/webhooks', { schema: { querystring: plainPageQuery(20), response: { 200: listEnvelope(EndpointSchema), ...errorResponses } } }, async (req) =>
+    listBody(req, base, await listEndpoints(deps, req.auth!, req.query)));
 
   app.get('/webhooks/:id', { schema: one }, async (req) => objectBody(req, await getEndpoint(deps, req.auth!, req.params.id), links(req.params.id)));
 
   app.patch('/webhooks/:id', { schema: { ...one, body: PatchBody } }, async (req) =>
-    objectBody(req, await updateEndpoint(deps, req.auth!, req.params.id, req.body as Parameters<typeof updateEndpoint>[3]), links(req.params.id)));
+    objectBody(req, await updateEndpoint(deps, req.auth!, req.params.id, req.body), links(req.params.id)));
 
   app.delete('/webhooks/:id', { schema: { params: IdParams, response: { 200: objectEnvelope(DeletedSchema), ...errorResponses } } }, async (req) => {
     const id = req.params.id;
@@ -89,8 +89,8 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     objectBody(req, await rotateEndpointSecret(deps, req.auth!, req.params.id), links(req.params.id)));
 
   app.get('/webhooks/:id/deliveries', { schema: { params: IdParams, querystring: DeliveryQuery, response: { 200: listEnvelope(DeliverySchema), ...errorResponses } } }, async (req) => {
-    const { page, limit, status } = req.query as { page: number; limit: number; status?: 'pending' | 'delivered' | 'failed' };
-    const page_ = await listEndpointDeliveries(deps, req.auth!, req.params.id, page, limit, status);
+    const { status } = req.query;
+    const page_ = await listEndpointDeliveries(deps, req.auth!, req.params.id, req.query, status);
     return listBody(req, `${base}/${req.params.id}/deliveries`, page_, status ? { status } : {});
   });
 

@@ -1,8 +1,13 @@
 import type { CompiledQuery, Kysely } from 'kysely';
 import type { Database } from './schema.js';
-import { readerThread } from './connect.js';
-import type { Renderer } from './renderer.js';
-import { RENDERER_UNAVAILABLE, type ReaderThread } from './reader.js';
+import type { ReaderThread } from './reader.js';
+import type { Renderer } from './renderers.js';
+
+/** Where a hot read runs: the SQLite reader thread when there is one, else the database connection. */
+export interface ReadHandle {
+  db: Kysely<Database>;
+  reader: ReaderThread | null;
+}
 
 /**
  * A hot query compiled once instead of rebuilt on every request (Kysely's builder and
@@ -27,31 +32,27 @@ export function compiledOnce<A extends unknown[], R>(build: (db: Kysely<Database
   };
 
   /** The rows. */
-  const read = (db: Kysely<Database>, ...args: A): Promise<R[]> =>
-    viaReader(db, withValues(db, args), (reader, q) => reader.query(q.sql, q.parameters) as Promise<R[]>, (rows) => rows);
+  const read = (h: ReadHandle, ...args: A): Promise<R[]> =>
+    viaReader(h, withValues(h.db, args), (reader, q) => reader.query(q.sql, q.parameters) as Promise<R[]>, (rows) => rows);
 
-  /** The rows as JSON text made by renderer, on the reader thread where there is one. */
-  const rendered = <Arg>(db: Kysely<Database>, renderer: Renderer<R, Arg>, arg: Arg, ...args: A): Promise<string> =>
-    viaReader(db, withValues(db, args), (reader, q) => reader.rendered(q.sql, q.parameters, renderer, arg), (rows) => renderer.render(arg, rows));
+  /** The rows as JSON text made by a renderer of db/renderers.ts, on the reader thread where there is one. */
+  const rendered = <Arg>(h: ReadHandle, renderer: Renderer<R, Arg>, arg: Arg, ...args: A): Promise<string> =>
+    viaReader(h, withValues(h.db, args), (reader, q) => reader.rendered(q.sql, q.parameters, renderer.name, arg), (rows) => renderer.render(arg, rows));
 
   return Object.assign(read, { rendered });
 }
 
-/**
- * A read on the SQLite reader thread where there is one, else (PostgreSQL, in memory, a failed
- * thread, a renderer the thread cannot import) through Kysely, its rows given to `here`.
- */
-async function viaReader<R, T>(db: Kysely<Database>, query: CompiledQuery<R>, onThread: (reader: ReaderThread, query: CompiledQuery<R>) => Promise<T>, here: (rows: R[]) => T): Promise<T> {
-  const reader = readerThread(db);
-  if (reader?.usable) {
+/** A read on the SQLite reader thread where there is one, else (PostgreSQL, in memory, a failed thread) through Kysely, its rows given to `here`. */
+async function viaReader<R, T>(h: ReadHandle, query: CompiledQuery<R>, onThread: (reader: ReaderThread, query: CompiledQuery<R>) => Promise<T>, here: (rows: R[]) => T): Promise<T> {
+  if (h.reader?.usable) {
     try {
-      return await onThread(reader, query);
+      return await onThread(h.reader, query);
     } catch (err) {
-      // A query that failed fails; a failed thread, or a missing renderer, falls back below.
-      if (reader.usable && (err as { code?: string }).code !== RENDERER_UNAVAILABLE) throw err;
+      // A query that failed fails; a failed thread falls back below.
+      if (h.reader.usable) throw err;
     }
   }
-  return here((await db.executeQuery(query)).rows);
+  return here((await h.db.executeQuery(query)).rows);
 }
 
 /**

@@ -60,13 +60,6 @@ class ImmediateSqliteDialect extends SqliteDialect {
   }
 }
 
-const readerThreads = new WeakMap<Kysely<Database>, ReaderThread>();
-
-/** The reader thread of a SQLite file database (null on PostgreSQL, in memory, and for a transaction's handle). */
-export function readerThread(db: Kysely<Database>): ReaderThread | null {
-  return readerThreads.get(db) ?? null;
-}
-
 const STATEMENT_CACHE_SIZE = 500;
 
 /** A statement as Kysely's SQLite driver uses it, reading rows as arrays when it returns rows. */
@@ -106,7 +99,29 @@ function withStatementCache(db: SQLite.Database): SqliteDatabase {
   };
 }
 
-export function openDatabase(database: Config['database']): Db {
+/** A database: Kysely for every query, and for a SQLite file the reader thread of its hot reads (db/hot-reads.ts). */
+export interface OpenDatabase {
+  db: Db;
+  reader: ReaderThread | null;
+  /** Closes the reader thread, then the connections. */
+  close(): Promise<void>;
+}
+
+export function openDatabase(database: Config['database']): OpenDatabase {
+  const db = connect(database);
+  // An in-memory database exists only on this connection, and PostgreSQL needs no help: no reader thread.
+  const reader = database.dialect === 'sqlite' && database.file !== ':memory:' ? new ReaderThread(database.file) : null;
+  return {
+    db,
+    reader,
+    async close() {
+      await reader?.close();
+      await db.destroy();
+    },
+  };
+}
+
+function connect(database: Config['database']): Db {
   if (database.dialect === 'postgres') {
     // bigint (int8) columns come back as numbers; file sizes stay far below 2^53.
     pg.types.setTypeParser(20, (v) => Number(v));
@@ -124,18 +139,7 @@ export function openDatabase(database: Config['database']): Db {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 10000');
-  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite) }) });
-  // An in-memory database exists only on this connection: it has no reader thread.
-  if (database.file !== ':memory:') {
-    const reader = new ReaderThread(database.file);
-    readerThreads.set(db, reader);
-    const destroy = db.destroy.bind(db);
-    db.destroy = async () => {
-      await reader.close();
-      await destroy();
-    };
-  }
-  return db;
+  return new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite) }) });
 }
 
 /** Applies pending migrations; returns the names applied. */

@@ -2,19 +2,20 @@ import { SqliteAdapter, sql, type Kysely } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import type { Database } from './schema.js';
-import { taskSignals, EVENTS_READY, TASK_READY, WEBHOOK_READY } from '../queue/signal.js';
+import { signals, EVENTS_READY, TASK_READY, WEBHOOK_READY, type WorkSignal } from '../signals.js';
 
 // Cross-process wake-ups on PostgreSQL. A NOTIFY issued inside a transaction is delivered
-// when (and only if) it commits, so writers notify next to the rows they insert, and every
-// process listens on one connection and turns notifications into its in-process signals.
-// SQLite has no such thing: there, other processes find work by polling.
+// when (and only if) it commits, so writers notify next to the rows they insert (through
+// db/transact.ts's wake), and every process listens on one connection and turns notifications
+// into its in-process signals. SQLite has no such thing: there, other processes find work by polling.
 
 const CHANNELS = { mediad_tasks: TASK_READY, mediad_events: EVENTS_READY, mediad_webhooks: WEBHOOK_READY } as const;
-export type Channel = keyof typeof CHANNELS;
+type Channel = keyof typeof CHANNELS;
+const CHANNEL_OF: Record<WorkSignal, Channel> = { [TASK_READY]: 'mediad_tasks', [EVENTS_READY]: 'mediad_events', [WEBHOOK_READY]: 'mediad_webhooks' };
 
-export async function notify(db: Kysely<Database>, channel: Channel): Promise<void> {
+export async function notify(db: Kysely<Database>, signal: WorkSignal): Promise<void> {
   if (db.getExecutor().adapter instanceof SqliteAdapter) return;
-  await sql`select pg_notify(${channel}, '')`.execute(db);
+  await sql`select pg_notify(${CHANNEL_OF[signal]}, '')`.execute(db);
 }
 
 /** Listens on all channels until closed; reconnects with a pause if the connection drops. */
@@ -26,7 +27,7 @@ export function listenForWork(url: string, log: Logger): { close(): Promise<void
       const c = new pg.Client({ connectionString: url });
       try {
         await c.connect();
-        c.on('notification', (msg) => taskSignals.emit(CHANNELS[msg.channel as Channel] ?? TASK_READY));
+        c.on('notification', (msg) => signals.emit(CHANNELS[msg.channel as Channel] ?? TASK_READY));
         c.on('error', (err) => {
           log.warn({ err }, 'notification connection lost; reconnecting');
           void c.end().catch(() => undefined);

@@ -2,7 +2,8 @@
 // file answers batches of hot reads, so the main thread never runs them itself.
 import { parentPort, workerData } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
-import { RENDERER_UNAVAILABLE, type ReadReply, type ReadRequest, type RenderCall } from './reader.js';
+import type { ReadReply, ReadRequest } from './reader.js';
+import { RENDERERS } from './renderers.js';
 import { statementRowBuilder, type RowBuilder } from './rows.js';
 
 const STATEMENT_CACHE_SIZE = 200;
@@ -27,34 +28,15 @@ function prepare(sql: string): Prepared {
   return p;
 }
 
-type Render = (arg: unknown, rows: unknown[]) => string;
-// Renderers by module and export; an import that failed is kept as its error.
-const renderers = new Map<string, Render | Error>();
-const renderKey = ([module, name]: RenderCall) => `${module}#${name}`;
-
-// The main thread renders such reads itself (compiledOnce's rendered).
-const unavailable = (message: string) => Object.assign(new Error(message), { code: RENDERER_UNAVAILABLE });
-
-async function loadRenderers(batch: ReadRequest[]): Promise<void> {
-  for (const [, , , call] of batch) {
-    if (!call || renderers.has(renderKey(call))) continue;
-    try {
-      const fn = ((await import(call[0])) as Record<string, unknown>)[call[1]];
-      renderers.set(renderKey(call), typeof fn === 'function' ? (fn as Render) : unavailable(`${call[0]} exports no function ${call[1]}`));
-    } catch (err) {
-      renderers.set(renderKey(call), unavailable(`${call[0]} could not be imported here: ${(err as Error).message}`));
-    }
-  }
-}
-
 function answer([id, sql, parameters, render]: ReadRequest): ReadReply {
   try {
     const p = prepare(sql);
     const rows = p.stmt.all(parameters) as unknown[][];
     if (render) {
-      const fn = renderers.get(renderKey(render))!;
-      if (fn instanceof Error) throw fn;
-      return [id, fn(render[2], rows.map(p.toObject)), null, null];
+      const [name, arg] = render;
+      // The renderer's arg and rows types are its own; the table pairs them with the read that names it.
+      const fn = RENDERERS[name] as (arg: unknown, rows: unknown[]) => string;
+      return [id, fn(arg, rows.map(p.toObject)), null, null];
     }
     // Column names travel only when the row width is new to the main thread: a schema change
     // by another process re-prepares a `select *` with other columns.
@@ -96,10 +78,7 @@ function send(replies: ReadReply[], json: boolean): void {
   parentPort!.postMessage(json ? JSON.stringify(replies) : replies);
 }
 
-parentPort!.on('message', (batch: ReadRequest[]) => {
-  if (batch.some(([, , , call]) => call && !renderers.has(renderKey(call)))) void loadRenderers(batch).then(() => answerAll(batch));
-  else answerAll(batch);
-});
+parentPort!.on('message', (batch: ReadRequest[]) => answerAll(batch));
 
 // A batch is read in one transaction: one snapshot and one round of file locking for all its
 // reads instead of one each. Every read in it was sent before the batch arrived, so each still

@@ -1,16 +1,13 @@
 import { Worker } from 'node:worker_threads';
-import type { Renderer } from './renderer.js';
+import type { RendererName } from './renderers.js';
 import { rowBuilder, type RowBuilder } from './rows.js';
 
-/** [renderer's module, its export, its argument] */
-export type RenderCall = [string, string, unknown];
+/** [a renderer of db/renderers.ts, its argument] */
+export type RenderCall = [RendererName, unknown];
 /** [request id, SQL, parameters, what renders the rows as JSON text (null: the rows themselves)] */
 export type ReadRequest = [number, string, readonly unknown[], RenderCall | null];
 /** [request id, rows as arrays or rendered JSON text, column names when new to the main thread, error] */
 export type ReadReply = [number, unknown[][] | string | null, string[] | null, { message: string; code?: string | undefined } | null];
-
-/** The error code of a rendered read whose renderer the thread could not import. */
-export const RENDERER_UNAVAILABLE = 'MEDIAD_RENDERER_UNAVAILABLE';
 
 interface Pending { sql: string; resolve(rows: unknown[] | string): void; reject(err: Error): void }
 
@@ -31,6 +28,7 @@ const startWorker = (workerData: unknown) => (FROM_SOURCES
  * Requests made in one turn of the event loop go as one message, and each read starts its
  * own WAL snapshot, so it sees every commit made before it was sent, whichever connection
  * or process made it. If the thread fails, compiledOnce reads through Kysely on the main connection.
+ * openDatabase (connect.ts) makes one per SQLite file database, beside the Kysely instance.
  */
 export class ReaderThread {
   private worker: Worker | null = null;
@@ -66,8 +64,8 @@ export class ReaderThread {
    * The rows rendered as JSON text on the thread: a page of files costs the main thread
    * neither building its rows nor turning them into objects and then into JSON.
    */
-  rendered<Arg>(sql: string, parameters: readonly unknown[], renderer: Renderer<never, Arg>, arg: Arg): Promise<string> {
-    return this.send(sql, parameters, [renderer.module, renderer.name, arg]) as Promise<string>;
+  rendered(sql: string, parameters: readonly unknown[], renderer: RendererName, arg: unknown): Promise<string> {
+    return this.send(sql, parameters, [renderer, arg]) as Promise<string>;
   }
 
   private send(sql: string, parameters: readonly unknown[], render: RenderCall | null): Promise<unknown[] | string> {

@@ -1,12 +1,13 @@
 import { SqliteAdapter, type Kysely } from 'kysely';
 import type { Deps } from '../deps.js';
 import type { Database } from '../db/schema.js';
-import type { EventRow } from '../db/queries/events.js';
-import { notify } from '../db/notify.js';
-import { taskSignals, EVENTS_READY, TASK_READY, WEBHOOK_READY } from '../queue/signal.js';
+import { transact } from '../db/transact.js';
+import { Poller } from '../poller.js';
+import { EVENTS_READY } from '../signals.js';
+import type { EventRow } from './record.js';
 
-/** Turns one event into work (automation runs, webhook deliveries) inside the dispatch transaction. */
-export type EventConsumer = (deps: Deps, trx: Kysely<Database>, event: EventRow) => Promise<{ tasks: number; deliveries: number }>;
+/** Turns one event into work (automation runs, webhook deliveries) inside the dispatch transaction; it wakes what it creates. */
+export type EventConsumer = (deps: Deps, trx: Kysely<Database>, event: EventRow) => Promise<void>;
 
 const BATCH = 50;
 
@@ -16,78 +17,38 @@ const BATCH = 50;
  * exactly once even when a process dies mid-way (consumers also dedupe by event id).
  */
 export class EventDispatcher {
-  private stopped = false;
-  private running = false;
-  private again = false;
-  private timer?: NodeJS.Timeout;
-  private readonly onReady = () => void this.dispatch();
+  private readonly poller: Poller;
 
-  constructor(private readonly deps: Deps, private readonly consumers: EventConsumer[], private readonly pollMs: number) {}
+  constructor(private readonly deps: Deps, private readonly consumers: EventConsumer[], pollMs: number) {
+    this.poller = new Poller({
+      signal: EVENTS_READY, pollMs,
+      pass: () => this.dispatch(),
+      onError: (err) => deps.log.error({ err }, 'event dispatch failed'),
+    });
+  }
 
   start(): void {
-    taskSignals.on(EVENTS_READY, this.onReady);
-    const tick = async () => {
-      await this.dispatch();
-      if (!this.stopped) this.timer = setTimeout(tick, this.pollMs);
-    };
-    void tick();
+    this.poller.start();
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    taskSignals.off(EVENTS_READY, this.onReady);
-    while (this.running) await new Promise((r) => setTimeout(r, 10));
+  stop(): Promise<void> {
+    return this.poller.stop();
   }
 
-  /** Dispatches until the outbox is empty; a wake-up during a run causes one more pass. */
-  async dispatch(): Promise<void> {
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = true;
-    try {
-      do {
-        this.again = false;
-        while (!this.stopped && (await this.batch()) === BATCH);
-      } while (this.again && !this.stopped);
-    } catch (err) {
-      this.deps.log.error({ err }, 'event dispatch failed');
-    } finally {
-      this.running = false;
-    }
+  /** Dispatches until the outbox is empty. */
+  private async dispatch(): Promise<void> {
+    while (!this.poller.isStopped && (await this.batch()) === BATCH);
   }
 
   private async batch(): Promise<number> {
     const sqlite = this.deps.db.getExecutor().adapter instanceof SqliteAdapter;
-    let tasks = 0;
-    let deliveries = 0;
-    const count = await this.deps.db.transaction().execute(async (trx) => {
+    return transact(this.deps.db, async (trx) => {
       let q = trx.selectFrom('events').select(['seq', 'id', 'project_id', 'type', 'data', 'created', 'chain']).where('dispatched', '=', 0).orderBy('seq').limit(BATCH);
       if (!sqlite) q = q.forUpdate().skipLocked();
       const rows = await q.execute();
-      for (const row of rows) {
-        for (const consume of this.consumers) {
-          const made = await consume(this.deps, trx, row);
-          tasks += made.tasks;
-          deliveries += made.deliveries;
-        }
-      }
+      for (const row of rows) for (const consume of this.consumers) await consume(this.deps, trx, row);
       if (rows.length > 0) await trx.updateTable('events').set({ dispatched: 1 }).where('seq', 'in', rows.map((r) => r.seq)).execute();
-      if (deliveries > 0) await notify(trx, 'mediad_webhooks');
       return rows.length;
     });
-    if (tasks > 0) taskSignals.emit(TASK_READY);
-    if (deliveries > 0) taskSignals.emit(WEBHOOK_READY);
-    return count;
   }
-}
-
-/**
- * Services call this after a transaction that recorded events has committed, so an idle
- * dispatcher reacts at once instead of at its next poll.
- */
-export function eventsRecorded(): void {
-  taskSignals.emit(EVENTS_READY);
 }

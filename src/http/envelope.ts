@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import type { Page } from '../db/paginate.js';
 import { API_VERSION_DEFAULT } from './version.js';
 
 // Builders for the SPEC 2.1 envelope. Handlers return data; these add meta and links.
@@ -16,31 +17,6 @@ function baseMeta<T extends 'object' | 'list' | 'error'>(req: FastifyRequest, ty
 export function objectBody<T>(req: FastifyRequest, data: T, links: { self: string; parent: string }) {
   return { meta: baseMeta(req, 'object'), data, error: null, links };
 }
-
-/**
- * JSON text already made (by a renderer, on the SQLite reader thread) standing for a T, as an
- * envelope's data. Only routes marked nativeJson can send it: their serialiser writes it as it is.
- */
-export class JsonText<T> {
-  declare private readonly shape: T;
-  constructor(readonly text: string) {}
-}
-
-export interface Page<T> {
-  items: T[];
-  total: number;
-  page: number;
-  limit: number;
-}
-
-/** A page whose items were rendered as JSON text where they were read. */
-export type RenderedPage<T> = Omit<Page<T>, 'items'> & { items: JsonText<T[]> };
-
-/** The shape a body holding JsonText members has once serialised (what its schema describes). */
-export type Serialised<B> = { [K in keyof B]: B[K] extends JsonText<infer T> ? T : B[K] };
-
-/** For a nativeJson route's handler: its body, typed as what the client receives. */
-export const asSerialised = <B>(body: B) => body as unknown as Serialised<B>;
 
 /** List envelope with exact page arithmetic and absolute links (prev null on page 1, next null on the last). */
 export function listBody<P extends Omit<Page<unknown>, 'items'> & { items: unknown }>(req: FastifyRequest, collectionUrl: string, page: P, extraQuery: Record<string, string> = {}) {

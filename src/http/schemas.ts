@@ -1,11 +1,12 @@
-import { Type, type Static, type TSchema } from 'typebox';
-import { JsonText } from './envelope.js';
+import { Type, type Static, type TProperties, type TSchema } from 'typebox';
+import { Metadata, Nullable } from '../schemas.js';
+
+export { Metadata, Nullable };
 
 // Wire schemas shared by every resource: the envelope of SPEC 2.1, list metadata,
 // error bodies and the pagination query. Response schemas also act as an allow-list:
 // fast-json-stringify drops any column not named here, so internals never leak.
 
-export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
 export const ObjectMeta = Type.Object({
   request_id: Type.String(),
@@ -66,8 +67,11 @@ export function listEnvelope<T extends TSchema>(item: T) {
  */
 export const MAX_PAGE = 1_000_000_000;
 
-/** SPEC 4.2 / 8: page 1..MAX_PAGE (default 1), limit 1..100 (default per resource). */
-export function pageQuery(defaultLimit: number, extra: Record<string, TSchema> = {}) {
+/**
+ * SPEC 4.2 / 8: page 1..MAX_PAGE (default 1), limit 1..100 (default per resource), and a list's
+ * own filters (`extra`), which keep their types in the route's `req.query`.
+ */
+export function pageQuery<E extends TProperties>(defaultLimit: number, extra: E) {
   return Type.Object(
     {
       page: Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 }),
@@ -77,7 +81,9 @@ export function pageQuery(defaultLimit: number, extra: Record<string, TSchema> =
     { additionalProperties: true },
   );
 }
-export type PageQuery = { page: number; limit: number };
+
+/** A list's query without filters of its own. */
+export const plainPageQuery = (defaultLimit: number) => pageQuery(defaultLimit, {});
 
 /**
  * An id in a path: what newId() makes (prefix_ and base62). Anything else is refused here,
@@ -91,23 +97,3 @@ export const errorResponses = {
   '4xx': ErrorEnvelope,
   '5xx': ErrorEnvelope,
 };
-
-export const Metadata = Type.Record(Type.String(), Type.Unknown());
-
-/**
- * Route option for hot reads whose bodies are built field by field by the representation
- * functions (never a database row passed through): they are serialised by V8's JSON.stringify.
- * fast-json-stringify concatenates hundreds of small strings per list page into a rope that
- * is flattened again when written, which on GET /files?limit=20 cost more CPU and young-
- * generation garbage than the database read. The response schema still documents the shape,
- * and test/unit/native-json.test.ts holds these bodies to exactly what the schema allows.
- */
-export const nativeJson = { serializerCompiler: () => nativeStringify };
-
-/** JSON.stringify, with an envelope's data written as it is when it is already JSON text. */
-function nativeStringify(body: unknown): string {
-  const data = (body as { data?: unknown } | null)?.data;
-  if (!(data instanceof JsonText)) return JSON.stringify(body);
-  const members = Object.entries(body as object).filter(([, v]) => v !== undefined);
-  return `{${members.map(([k, v]) => `${JSON.stringify(k)}:${v === data ? data.text : JSON.stringify(v)}`).join(',')}}`;
-}

@@ -1,7 +1,6 @@
 import { Ajv } from 'ajv';
 import addFormatsImport from 'ajv-formats';
 import type { FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify';
-import { AppError, type ErrorDetail } from '../errors.js';
 
 // Bodies are validated strictly: a string "10" is not the number 10 and unknown
 // properties are reported, not dropped. Query strings arrive as text, so there
@@ -67,32 +66,4 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, http
   return httpPart === 'querystring' ? decimalQueryIntegers(schema, validate) : validate;
 };
 
-export interface AjvIssue {
-  instancePath: string;
-  message?: string;
-  keyword: string;
-  params: Record<string, unknown>;
-}
-
-/** "/workflow/1/next/0/width" -> "workflow[1].next[0].width"; query/params fields get their part as a prefix. */
-function fieldPath(issue: AjvIssue, part: string | undefined): string {
-  let p = issue.instancePath.split('/').filter(Boolean).map((s) => (/^\d+$/.test(s) ? `[${s}]` : `.${s}`)).join('').replace(/^\./, '');
-  const extra = (issue.params.missingProperty ?? issue.params.additionalProperty) as string | undefined;
-  if (extra) p = p ? `${p}.${extra}` : extra;
-  const prefix = part === 'querystring' ? 'query' : part && part !== 'body' ? part : '';
-  return [prefix, p].filter(Boolean).join('.') || (prefix || 'body');
-}
-
-function issueMessage(issue: AjvIssue): string {
-  if (issue.keyword === 'additionalProperties') return 'is not a known property';
-  if (issue.keyword === 'required') return 'is required';
-  if (issue.keyword === 'enum') return `must be one of ${(issue.params.allowedValues as unknown[]).join(', ')}`;
-  return issue.message ?? 'is invalid';
-}
-
-/** One validation_failed error naming every field at fault. */
-export function validationFailed(issues: AjvIssue[], part?: string): AppError {
-  const details: ErrorDetail[] = issues.map((i) => ({ field: fieldPath(i, part), message: issueMessage(i) }));
-  const summary = details.map((d) => `${d.field} ${d.message}`).join('; ');
-  return new AppError('validation_failed', `the request is not valid: ${summary}`, { details });
-}
+export { validationFailed, type AjvIssue } from '../validation-errors.js';

@@ -1,13 +1,13 @@
 import path from 'node:path';
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import {
-  audioOutputFormat, buildAudioArgs, checkOutputCap, expectedDuration, probeFile, runFfmpeg, sampleRateAllowed, type AudioFormat, type AudioOptions,
+  audioOutputFormat, buildAudioArgs, checkOutputCap, expectedDuration, probeFile, runFfmpeg, sampleRateAllowed, type AudioOptions,
 } from '../media/index.js';
 import { Seconds, trimProblems } from './common-options.js';
-import type { KindProcessor } from './types.js';
+import { defineKind } from './define.js';
 
 const Options = Type.Object({
-  format: Type.Optional(Type.Union(['mp3', 'aac', 'm4a', 'wav', 'ogg', 'opus', 'flac'].map((f) => Type.Literal(f)))),
+  format: Type.Optional(Type.Enum(['mp3', 'aac', 'm4a', 'wav', 'ogg', 'opus', 'flac'])),
   bitrate: Type.Optional(Type.Integer({ minimum: 32_000, maximum: 320_000 })),
   start: Type.Optional(Seconds),
   end: Type.Optional(Seconds),
@@ -15,16 +15,15 @@ const Options = Type.Object({
   sample_rate: Type.Optional(Type.Integer({ minimum: 8_000, maximum: 192_000 })),
 }, { additionalProperties: false });
 
-const resolve = (raw: Record<string, unknown>): AudioOptions => ({ ...(raw as Partial<AudioOptions>), format: (raw.format as AudioFormat | undefined) ?? 'mp3' });
+const resolve = (o: Static<typeof Options>): AudioOptions => ({ ...o, format: o.format ?? 'mp3' });
 
 /** audio: extract or transcode the audio of an audio or video file; a source without audio fails with no_audio_stream. */
-export const audioKind: KindProcessor = {
+export const audioKind = defineKind({
   kind: 'audio',
   options: Options,
-  policy: { maxAttempts: 3, backoffMs: 5_000, timeoutMs: 3600_000 },
   needsInputFile: true,
-  problems(raw) {
-    const o = resolve(raw);
+  problems(options) {
+    const o = resolve(options);
     const out = trimProblems(o);
     if (o.sample_rate !== undefined && !sampleRateAllowed(o.format, o.sample_rate)) out.push({ field: 'sample_rate', message: `is not a sample rate ${o.format} supports` });
     return out;
@@ -33,13 +32,13 @@ export const audioKind: KindProcessor = {
     const o = resolve(ctx.options);
     const { extension, mime } = audioOutputFormat(o.format);
     const out = path.join(ctx.workDir, `output.${extension}`);
-    const limits = ctx.deps.config.limits;
-    await runFfmpeg(buildAudioArgs(input!.path, out, o, input!.probe, limits), {
-      timeoutMs: this.policy.timeoutMs, signal: ctx.signal, expectedDurationSeconds: expectedDuration(o, input!.probe), onProgress: ctx.progress,
+    const limits = ctx.config.limits;
+    await runFfmpeg(buildAudioArgs(input.path, out, o, input.probe, limits), {
+      timeoutMs: ctx.timeoutMs, signal: ctx.signal, expectedDurationSeconds: expectedDuration(o, input.probe), onProgress: ctx.progress,
     });
     const probe = await probeFile(out, { maxPixels: Number.MAX_SAFE_INTEGER, maxDurationSeconds: Number.MAX_SAFE_INTEGER }, { signal: ctx.signal, verifyDuration: false });
     // Output cut at the duration limit although the source should have ended before: refuse it.
-    checkOutputCap(probe.duration, o, input!.probe, limits);
+    checkOutputCap(probe.duration, o, input.probe, limits);
     return { files: [{ path: out, kind: 'audio', format: probe.format, extension, mime, duration: probe.duration, probe }] };
   },
-};
+});

@@ -1,21 +1,19 @@
 import { Type } from 'typebox';
 import type { ErrorDetail } from '../errors.js';
-import { QUALITY_LEVELS, qualityToNumber, type QualityLevel } from '../media/index.js';
+import { qualityToNumber, type QualityLevel } from '../media/index.js';
 
 // Option schemas shared by the transform kinds (reference.md 2.2–2.4, Decisions 4).
 
 export const Dimension = Type.Integer({ minimum: 1, maximum: 8192 });
 export const Seconds = Type.Number({ minimum: 0, maximum: 86_400 });
 export const Hex = Type.String({ pattern: '^#([0-9a-fA-F]{6}|[0-9a-fA-F]{8})$' });
-export const PositionOption = Type.Union(['center', 'top', 'bottom', 'left', 'right', 'top_left', 'top_right', 'bottom_left', 'bottom_right'].map((p) => Type.Literal(p)));
+export const PositionOption = Type.Enum(['center', 'top', 'bottom', 'left', 'right', 'top_left', 'top_right', 'bottom_left', 'bottom_right']);
+const QUALITY_NAMES: QualityLevel[] = ['very_low', 'low', 'medium', 'high', 'very_high'];
 /** An integer 1–100 or one of the named levels. */
-export const QualityOption = Type.Union([
-  Type.Integer({ minimum: 1, maximum: 100 }),
-  ...Object.keys(QUALITY_LEVELS).map((l) => Type.Literal(l)),
-]);
+export const QualityOption = Type.Union([Type.Integer({ minimum: 1, maximum: 100 }), Type.Enum(QUALITY_NAMES)]);
 
-export function qualityOf(value: unknown, fallback: number): number {
-  return value === undefined ? fallback : qualityToNumber(value as number | QualityLevel);
+export function qualityOf(value: number | QualityLevel | undefined, fallback: number): number {
+  return value === undefined ? fallback : qualityToNumber(value);
 }
 
 /** end must come after start when both are given. */

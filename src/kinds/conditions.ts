@@ -1,20 +1,17 @@
 import { Type } from 'typebox';
-import { findMedia } from '../services/media.js';
-import { conditionSubject } from '../workflows/subject.js';
-import { evaluate, type Condition } from '../workflows/conditions.js';
-import { validateConditions } from '../workflows/steps.js';
-import type { KindProcessor } from './types.js';
+import { evaluate, isCondition, validateConditions } from '../workflows/conditions.js';
+import { defineKind } from './define.js';
 
 /** conditions: checks the media and its file against `conditions`; a workflow runs `next` only when all hold. */
-export const conditionsKind: KindProcessor = {
+export const conditionsKind = defineKind({
   kind: 'conditions',
+  // The items are checked by validateConditions, which automation triggers share and which
+  // names each problem (prop, op, value) the same way in both.
   options: Type.Object({ conditions: Type.Array(Type.Unknown()) }, { additionalProperties: false }),
-  policy: { maxAttempts: 3, backoffMs: 1_000, timeoutMs: 60_000 },
   needsInputFile: true,
   problems: (options) => validateConditions(options.conditions, 'conditions'),
-  async run(ctx, input) {
-    const media = await findMedia(ctx.deps.db, ctx.task.project_id, input!.file.media_id);
-    const subject = conditionSubject(ctx.deps.config.publicUrl, media, input!.file);
-    return { output: null, results: evaluate(ctx.options.conditions as Condition[], subject) };
+  async run(ctx) {
+    const { media, file } = await ctx.describe();
+    return { output: null, results: evaluate(ctx.options.conditions.filter(isCondition), { media, file }) };
   },
-};
+});

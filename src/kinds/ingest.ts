@@ -1,35 +1,23 @@
 import { Type } from 'typebox';
-import type { KindProcessor } from './types.js';
-import { scratchPath, storeLocalFile } from '../services/files.js';
-import { completeTask } from '../queue/finish.js';
-import { fileSummary } from '../services/task-representation.js';
-import { Metadata } from '../http/schemas.js';
 import { AppError } from '../errors.js';
-import { findMedia } from '../services/media.js';
-import { parseChain } from '../db/queries/events.js';
+import { Metadata } from '../schemas.js';
+import { defineKind } from './define.js';
 
-/** ingest: POST /files, asynchronously. The file, its media and the task's completion commit together. */
-export const ingestKind: KindProcessor = {
+/** ingest: POST /files, asynchronously. The worker pool stores the file (and its media) and completes the task together. */
+export const ingestKind = defineKind({
   kind: 'ingest',
   options: Type.Object({ media_id: Type.Optional(Type.String({ maxLength: 64 })), metadata: Type.Optional(Metadata) }, { additionalProperties: false }),
-  policy: { maxAttempts: 5, backoffMs: 2_000, timeoutMs: 2 * 3600_000 },
   needsInputFile: false,
-  async admit(deps, projectId, options) {
-    const mediaId = options.media_id;
-    if (typeof mediaId === 'string' && !(await findMedia(deps.db, projectId, mediaId))) {
-      throw new AppError('not_found', `no media ${mediaId} in this project`, { details: [{ field: 'media_id', message: 'not found' }] });
+  async admit(ports, projectId, options) {
+    if (options.media_id !== undefined && !(await ports.mediaExists(projectId, options.media_id))) {
+      throw new AppError('not_found', `no media ${options.media_id} in this project`, { details: [{ field: 'media_id', message: 'not found' }] });
     }
   },
   async run(ctx) {
-    const path = scratchPath({ tmpDir: ctx.workDir }, 'ingest');
-    await ctx.deps.outbound.download(ctx.task.input_url!, path, { signal: ctx.signal });
+    if (!ctx.task.input_url) throw new Error('an ingest task has no url');
+    const path = `${ctx.workDir}/ingest`;
+    await ctx.outbound.download(ctx.task.input_url, path, { signal: ctx.signal });
     ctx.progress(90);
-    const opts = ctx.options as { media_id?: string; metadata?: Record<string, unknown> };
-    return {
-      commit: async () => {
-        await storeLocalFile(ctx.deps, { projectId: ctx.task.project_id, chain: parseChain(ctx.task.chain) }, path, { ...ctx.target, ...opts }, undefined, (trx, file) =>
-          completeTask(ctx.deps, trx, ctx.task, file.id, fileSummary(file)));
-      },
-    };
+    return { ingested: { path, ...ctx.options } };
   },
-};
+});

@@ -1,32 +1,34 @@
-import { Ajv, type ValidateFunction } from 'ajv';
-import addFormatsImport from 'ajv-formats';
-import { TASK_KINDS, type KindProcessor, type TaskKind } from './types.js';
+import { isTaskKind, TASK_KINDS, type TaskKind } from '../shapes/task-kinds.js';
+import type { StepChecks } from '../workflows/steps.js';
+import type { Kind } from './define.js';
 import { audioKind } from './audio.js';
 import { conditionsKind } from './conditions.js';
 import { httpKind } from './http.js';
-import { workflowKind } from './workflow.js';
 import { imageKind } from './image.js';
 import { ingestKind } from './ingest.js';
 import { thumbnailsKind } from './thumbnails.js';
 import { videoKind } from './video.js';
+import { workflowKind } from './workflow.js';
 
-const addFormats = addFormatsImport as unknown as (ajv: Ajv) => Ajv;
+// Kind -> its definition, checked once at load: no kind twice.
+const KINDS: Kind[] = [ingestKind, videoKind, imageKind, audioKind, thumbnailsKind, workflowKind, conditionsKind, httpKind];
 
-// Kind -> processor, checked once at load: every entry is a known kind, no kind twice.
-const PROCESSORS: KindProcessor[] = [ingestKind, videoKind, imageKind, audioKind, thumbnailsKind, workflowKind, conditionsKind, httpKind];
-
-const registry = new Map<TaskKind, { processor: KindProcessor; validate: ValidateFunction }>();
-const ajv = addFormats(new Ajv({ allErrors: true, coerceTypes: false, useDefaults: true, removeAdditional: false, strict: false }));
-for (const p of PROCESSORS) {
-  if (!TASK_KINDS.includes(p.kind)) throw new Error(`processor for unknown kind ${p.kind}`);
-  if (registry.has(p.kind)) throw new Error(`two processors for kind ${p.kind}`);
-  registry.set(p.kind, { processor: p, validate: ajv.compile(p.options) });
+const registry = new Map<TaskKind, Kind>();
+for (const k of KINDS) {
+  if (registry.has(k.kind)) throw new Error(`two definitions of kind ${k.kind}`);
+  registry.set(k.kind, k);
 }
 
-export function kindEntry(kind: string) {
-  return registry.get(kind as TaskKind);
+export function kindEntry(kind: string): Kind | undefined {
+  return isTaskKind(kind) ? registry.get(kind) : undefined;
 }
 
 export function implementedKinds(): TaskKind[] {
-  return [...registry.keys()];
+  return TASK_KINDS.filter((k) => registry.has(k));
 }
+
+/** How workflow steps are checked: by their kind's schema and rules (a workflow's steps by this same lookup). */
+export const stepChecks: StepChecks = (kind) => {
+  const k = registry.get(kind);
+  return k ? { validate: k.validate, problems: (options) => k.problems(options, stepChecks) } : undefined;
+};

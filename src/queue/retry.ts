@@ -1,5 +1,5 @@
 import { isAppError } from '../errors.js';
-import type { RetryPolicy } from '../kinds/types.js';
+import type { RetryPolicy } from './policies.js';
 
 // Which failures are worth another attempt. A source that timed out or did not answer,
 // a lost lease or an FFmpeg run that hit its time limit may pass next time; an

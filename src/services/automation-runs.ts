@@ -1,19 +1,17 @@
 import type { Kysely } from 'kysely';
 import { iso, type Deps } from '../deps.js';
 import { newId } from '../ids.js';
-import type { Database, FilesTable } from '../db/schema.js';
+import type { Database } from '../db/schema.js';
 import type { EventConsumer } from '../events/dispatcher.js';
-import { parseChain, recordEvent, type EventRow } from '../db/queries/events.js';
+import { recordEvent, type EventRow } from '../events/record.js';
+import { insertPending, pendingTasks } from '../queue/task-state.js';
+import type { Trigger } from '../shapes/automations.js';
+import { parseChain } from '../shapes/events.js';
+import { FILE_COLUMNS, toFileObject, type FileRow } from '../shapes/files.js';
+import { fileSummary } from '../shapes/tasks.js';
 import { evaluate } from '../workflows/conditions.js';
-import { FILE_COLUMNS } from '../db/queries/files.js';
-import { findMedia } from './media.js';
-import { toFileObject } from './representations.js';
 import { conditionSubject } from '../workflows/subject.js';
-import { fileSummary } from './task-representation.js';
-import { insertPendingTask, pendingTasks } from '../queue/new-task.js';
-import type { Trigger } from './automations.js';
-
-type FileRow = Pick<FilesTable, (typeof FILE_COLUMNS)[number]>;
+import { findMedia } from './media.js';
 
 /** The file a run works on: the media's original for media events, the file itself, or a task's output. */
 async function inputFileFor(trx: Kysely<Database>, projectId: string, type: string, data: Record<string, unknown>): Promise<FileRow | undefined> {
@@ -51,20 +49,19 @@ async function recordSkip(deps: Deps, trx: Kysely<Database>, event: EventRow, au
 export const automationConsumer: EventConsumer = async (deps, trx, event) => {
   const automations = (await trx.selectFrom('automations').selectAll().where('project_id', '=', event.project_id).where('status', '=', 'active').execute())
     .filter((a) => (JSON.parse(a.trigger) as Trigger).event === event.type);
-  if (automations.length === 0) return { tasks: 0, deliveries: 0 };
+  if (automations.length === 0) return;
 
   const data = JSON.parse(event.data) as Record<string, unknown>;
   const file = await inputFileFor(trx, event.project_id, event.type, data);
   if (!file) {
     deps.log.info({ event: event.id, type: event.type }, 'automation trigger skipped: the event has no file to work on');
-    return { tasks: 0, deliveries: 0 };
+    return;
   }
   const { publicUrl, quotas } = deps.config;
   const media = await findMedia(trx, event.project_id, file.media_id);
   const subject = conditionSubject(publicUrl, media, file);
   const chain = parseChain(event.chain);
 
-  let started = 0;
   for (const automation of automations) {
     const trigger = JSON.parse(automation.trigger) as Trigger;
     if (trigger.conditions && !evaluate(trigger.conditions, subject).continue) continue;
@@ -88,11 +85,9 @@ export const automationConsumer: EventConsumer = async (deps, trx, event) => {
     const claimed = await trx.insertInto('automation_runs').values({ event_id: event.id, automation_id: automation.id, task_id: taskId, created: now })
       .onConflict((oc) => oc.columns(['event_id', 'automation_id']).doNothing()).executeTakeFirst();
     if (Number(claimed.numInsertedOrUpdatedRows ?? 0n) === 0) continue;
-    await insertPendingTask(trx, {
+    await insertPending(trx, {
       id: taskId, project_id: event.project_id, kind: 'workflow', input_file_id: file.id, input: JSON.stringify(fileSummary(toFileObject(publicUrl, file))),
       options: { workflow: JSON.parse(automation.workflow) }, automation_id: automation.id, chain: [...chain, automation.id],
     }, now);
-    started++;
   }
-  return { tasks: started, deliveries: 0 };
 };

@@ -3,20 +3,19 @@ import { iso } from '../deps.js';
 import { AppError, type ErrorDetail } from '../errors.js';
 import { newId } from '../ids.js';
 import type { AutomationsTable } from '../db/schema.js';
-import { bumpCounter, readCounter } from '../db/queries/counters.js';
-import { EVENT_TYPES, recordEvent } from '../db/queries/events.js';
-import { eventsRecorded } from '../events/dispatcher.js';
-import type { Page } from '../http/envelope.js';
-import type { Condition } from '../workflows/conditions.js';
-import { validateConditions, validateWorkflow, type Step } from '../workflows/steps.js';
+import { bumpCounter } from '../db/queries/counters.js';
+import { readCounter } from '../db/hot-reads.js';
+import { listPage, mapPage, type Page, type PageRequest } from '../db/paginate.js';
+import { transact } from '../db/transact.js';
+import { EVENT_TYPES, recordEvent } from '../events/record.js';
+import { stepChecks } from '../kinds/registry.js';
+import { toAutomationObject, type AutomationObject, type Trigger } from '../shapes/automations.js';
+import { validateConditions } from '../workflows/conditions.js';
+import { validateWorkflow, type Step } from '../workflows/steps.js';
+
+export type { Trigger };
 
 type Scope = { projectId: string };
-
-export interface Trigger {
-  kind: 'event';
-  event: string;
-  conditions?: Condition[];
-}
 
 export interface AutomationInput {
   name?: string | null;
@@ -26,15 +25,6 @@ export interface AutomationInput {
   status?: 'active' | 'paused';
 }
 
-export function toAutomationObject(row: AutomationsTable) {
-  return {
-    id: row.id, object: 'automation' as const, name: row.name, description: row.description,
-    // Stored as validated; shown as plain JSON objects.
-    trigger: JSON.parse(row.trigger) as Record<string, unknown>, workflow: JSON.parse(row.workflow) as Record<string, unknown>[], status: row.status, created: row.created, updated: row.updated,
-  };
-}
-export type AutomationObject = ReturnType<typeof toAutomationObject>;
-
 /** The whole definition is checked now, so a bad step never waits for its first event to fail. */
 function check(input: AutomationInput): void {
   const problems: ErrorDetail[] = [];
@@ -43,7 +33,7 @@ function check(input: AutomationInput): void {
     if (!(EVENT_TYPES as readonly string[]).includes(input.trigger.event)) problems.push({ field: 'trigger.event', message: `must be one of ${EVENT_TYPES.join(', ')}` });
     if (input.trigger.conditions !== undefined) problems.push(...validateConditions(input.trigger.conditions, 'trigger.conditions'));
   }
-  if (input.workflow !== undefined) problems.push(...validateWorkflow(input.workflow));
+  if (input.workflow !== undefined) problems.push(...validateWorkflow(input.workflow, stepChecks));
   if (problems.length > 0) {
     throw new AppError('validation_failed', `the automation is not valid: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`, { details: problems });
   }
@@ -53,7 +43,7 @@ const notFound = (id: string) => new AppError('not_found', `no automation ${id} 
 
 export async function createAutomation(deps: Deps, scope: Scope, input: AutomationInput & { trigger: Trigger; workflow: Step[] }): Promise<AutomationObject> {
   check(input);
-  return deps.db.transaction().execute(async (trx) => {
+  return transact(deps.db, async (trx) => {
     const now = iso(deps.clock.now());
     const row: AutomationsTable = {
       id: newId('automation'), project_id: scope.projectId, name: input.name ?? null, description: input.description ?? null,
@@ -64,7 +54,7 @@ export async function createAutomation(deps: Deps, scope: Scope, input: Automati
     const obj = toAutomationObject(row);
     await recordEvent(trx, scope.projectId, 'automation.created', obj, now);
     return obj;
-  }).finally(eventsRecorded);
+  });
 }
 
 export async function getAutomation(deps: Deps, scope: Scope, id: string): Promise<AutomationObject> {
@@ -73,18 +63,16 @@ export async function getAutomation(deps: Deps, scope: Scope, id: string): Promi
   return toAutomationObject(row);
 }
 
-export async function listAutomations(deps: Deps, scope: Scope, page: number, limit: number): Promise<Page<AutomationObject>> {
-  const [rows, total] = await Promise.all([
-    deps.db.selectFrom('automations').selectAll().where('project_id', '=', scope.projectId).orderBy('created', 'desc').orderBy('id', 'desc').limit(limit).offset((page - 1) * limit).execute(),
-    readCounter(deps.db, scope.projectId, 'automations'),
-  ]);
-  return { items: rows.map(toAutomationObject), total, page, limit };
+export async function listAutomations(deps: Deps, scope: Scope, request: PageRequest): Promise<Page<AutomationObject>> {
+  const page = await listPage(deps.db.selectFrom('automations').where('project_id', '=', scope.projectId),
+    (q) => q.selectAll().orderBy('created', 'desc').orderBy('id', 'desc'), request, readCounter(deps, scope.projectId, 'automations'));
+  return mapPage(page, toAutomationObject);
 }
 
 /** PATCH changes what is sent; PUT (replace) sends everything, and unsent name/description become null. */
 export async function updateAutomation(deps: Deps, scope: Scope, id: string, input: AutomationInput, replace = false): Promise<AutomationObject> {
   check(input);
-  return deps.db.transaction().execute(async (trx) => {
+  return transact(deps.db, async (trx) => {
     const now = iso(deps.clock.now());
     const changes: Partial<AutomationsTable> = { updated: now };
     if (input.name !== undefined || replace) changes.name = input.name ?? null;
@@ -97,15 +85,15 @@ export async function updateAutomation(deps: Deps, scope: Scope, id: string, inp
     const obj = toAutomationObject((await trx.selectFrom('automations').selectAll().where('id', '=', id).executeTakeFirstOrThrow()));
     await recordEvent(trx, scope.projectId, 'automation.updated', obj, now);
     return obj;
-  }).finally(eventsRecorded);
+  });
 }
 
 export async function deleteAutomation(deps: Deps, scope: Scope, id: string): Promise<void> {
-  await deps.db.transaction().execute(async (trx) => {
+  await transact(deps.db, async (trx) => {
     const row = await trx.selectFrom('automations').selectAll().where('project_id', '=', scope.projectId).where('id', '=', id).executeTakeFirst();
     if (!row) throw notFound(id);
     await trx.deleteFrom('automations').where('id', '=', id).execute();
     await bumpCounter(trx, scope.projectId, 'automations', -1);
     await recordEvent(trx, scope.projectId, 'automation.deleted', toAutomationObject(row), iso(deps.clock.now()));
-  }).finally(eventsRecorded);
+  });
 }

@@ -1,14 +1,13 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { Deps } from '../deps.js';
 import { iso } from '../deps.js';
 import { newId, randomBase62 } from '../ids.js';
+import { newWebhookSecret } from '../webhooks/secrets.js';
 import type { AuthContext } from '../http/types.js';
 
 // API keys are 256-bit random tokens, so a single SHA-256 is the right storage hash
 // (slow password hashes guard low-entropy secrets; these are not).
 const KEY_PREFIX = 'mdk_';
-
-export const newWebhookSecret = (): string => `whsec_${randomBytes(32).toString('base64')}`;
 
 export const hashKey = (key: string): string => createHash('sha256').update(key).digest('hex');
 

@@ -1,19 +1,18 @@
 import type { Kysely } from 'kysely';
 import type { Deps } from '../deps.js';
-import { eventsRecorded } from '../events/dispatcher.js';
 import { iso } from '../deps.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Database } from '../db/schema.js';
-import { bumpCounter, readCounter } from '../db/queries/counters.js';
-import { recordEvent } from '../db/queries/events.js';
-import { FILE_COLUMNS } from '../db/queries/files.js';
-import type { Page } from '../http/envelope.js';
+import { bumpCounter } from '../db/queries/counters.js';
+import { readCounter } from '../db/hot-reads.js';
+import { listPage, type Page, type PageRequest } from '../db/paginate.js';
+import { transact } from '../db/transact.js';
+import { recordEvent } from '../events/record.js';
+import { FILE_COLUMNS, toFileObject, toMediaObject, type FileRow, type MediaObject, type MediaRow } from '../shapes/files.js';
 import { completeDelete, intendDelete } from './blob-journal.js';
-import { toFileObject, toMediaObject, type FileRow, type MediaObject, type MediaRow } from './representations.js';
 
 type Scope = { projectId: string };
-
 
 export async function findMedia(db: Kysely<Database>, projectId: string, id: string): Promise<MediaRow | undefined> {
   return db.selectFrom('media').selectAll().where('project_id', '=', projectId).where('id', '=', id).executeTakeFirst();
@@ -43,7 +42,7 @@ export interface MediaInput {
 
 /** POST /media: an empty media that files are attached to later (POST /files with media_id). */
 export async function createMedia(deps: Deps, scope: Scope, input: MediaInput): Promise<MediaObject> {
-  return deps.db.transaction().execute(async (trx) => {
+  return transact(deps.db, async (trx) => {
     const now = iso(deps.clock.now());
     const row: MediaRow = {
       id: newId('media'), project_id: scope.projectId, kind: null, title: input.title ?? null, alt: input.alt ?? null,
@@ -54,7 +53,7 @@ export async function createMedia(deps: Deps, scope: Scope, input: MediaInput): 
     const media = toMediaObject(deps.config.publicUrl, row, []);
     await recordEvent(trx, scope.projectId, 'media.created', media, now);
     return media;
-  }).finally(eventsRecorded);
+  });
 }
 
 export async function getMedia(deps: Deps, scope: Scope, id: string): Promise<MediaObject> {
@@ -63,35 +62,32 @@ export async function getMedia(deps: Deps, scope: Scope, id: string): Promise<Me
   return present(deps, deps.db, row);
 }
 
-export async function listMedia(deps: Deps, scope: Scope, page: number, limit: number): Promise<Page<MediaObject>> {
-  const [rows, total] = await Promise.all([
-    deps.db.selectFrom('media').selectAll().where('project_id', '=', scope.projectId)
-      .orderBy('created', 'desc').orderBy('id', 'desc').limit(limit).offset((page - 1) * limit).execute(),
-    readCounter(deps.db, scope.projectId, 'media'),
-  ]);
-  const files = await mediaFiles(deps.db, rows.map((r) => r.id));
-  return { items: rows.map((r) => toMediaObject(deps.config.publicUrl, r, files.get(r.id) ?? [])), total, page, limit };
+export async function listMedia(deps: Deps, scope: Scope, request: PageRequest): Promise<Page<MediaObject>> {
+  const page = await listPage(deps.db.selectFrom('media').where('project_id', '=', scope.projectId),
+    (q) => q.selectAll().orderBy('created', 'desc').orderBy('id', 'desc'), request, readCounter(deps, scope.projectId, 'media'));
+  const files = await mediaFiles(deps.db, page.items.map((r) => r.id));
+  return { ...page, items: page.items.map((r) => toMediaObject(deps.config.publicUrl, r, files.get(r.id) ?? [])) };
 }
 
 /** PATCH /media/{id}: only the properties sent change; `updated` moves. */
 export async function updateMedia(deps: Deps, scope: Scope, id: string, patch: MediaInput): Promise<MediaObject> {
-  return deps.db.transaction().execute(async (trx) => {
+  return transact(deps.db, async (trx) => {
     const now = iso(deps.clock.now());
     const changes: Partial<MediaRow> = { updated: now };
     if (patch.title !== undefined) changes.title = patch.title;
     if (patch.alt !== undefined) changes.alt = patch.alt;
     if (patch.metadata !== undefined) changes.metadata = JSON.stringify(patch.metadata);
-    const res = await trx.updateTable('media').set(changes).where('project_id', '=', scope.projectId).where('id', '=', id).executeTakeFirst();
-    if (Number(res.numUpdatedRows) === 0) throw notFound(id);
-    const media = await present(deps, trx, (await findMedia(trx, scope.projectId, id))!);
+    const row = await trx.updateTable('media').set(changes).where('project_id', '=', scope.projectId).where('id', '=', id).returningAll().executeTakeFirst();
+    if (!row) throw notFound(id);
+    const media = await present(deps, trx, row);
     await recordEvent(trx, scope.projectId, 'media.updated', media, now);
     return media;
-  }).finally(eventsRecorded);
+  });
 }
 
 /** DELETE /media/{id}: the media and all its files; rows first, then bytes. */
 export async function deleteMedia(deps: Deps, scope: Scope, id: string): Promise<void> {
-  const blobKeys = await deps.db.transaction().execute(async (trx) => {
+  const blobKeys = await transact(deps.db, async (trx) => {
     const row = await findMedia(trx, scope.projectId, id);
     if (!row) throw notFound(id);
     const now = iso(deps.clock.now());
@@ -105,6 +101,5 @@ export async function deleteMedia(deps: Deps, scope: Scope, id: string): Promise
     await intendDelete(trx, files.map((f) => f.blob_key), now);
     return files.map((f) => f.blob_key);
   });
-  eventsRecorded();
   await completeDelete(deps, blobKeys);
 }

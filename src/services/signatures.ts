@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
-import { deliveryUrl } from './representations.js';
+import { deliveryUrl } from '../shapes/files.js';
 
 // reference.md Decisions 9: HMAC-SHA256 with the project's signing secret over
 // "<folder/filename>?expiry=<unix>&method=<get|put>", base64url without padding.

@@ -1,22 +1,22 @@
 import type { Deps } from '../deps.js';
-import { eventsRecorded } from '../events/dispatcher.js';
 import { iso } from '../deps.js';
 import { AppError } from '../errors.js';
-import { readCounter } from '../db/queries/counters.js';
-import { parseChain, recordEvent } from '../db/queries/events.js';
 import type { TaskStatus } from '../db/schema.js';
-import type { Page } from '../http/envelope.js';
-import { validationFailed, type AjvIssue } from '../http/validation.js';
-import { kindEntry } from '../kinds/registry.js';
-import { TASK_KINDS } from '../kinds/types.js';
-import { taskSignals, TASK_CANCELLED, TASK_READY } from '../queue/signal.js';
-import { insertPendingTask, pendingTasks } from '../queue/new-task.js';
+import { readCounter } from '../db/hot-reads.js';
+import { listPage, mapPage, type Page, type PageRequest } from '../db/paginate.js';
+import { transact } from '../db/transact.js';
+import type { AdmitPorts } from '../kinds/define.js';
+import { implementedKinds, kindEntry, stepChecks } from '../kinds/registry.js';
+import { cancel, insertPending, pendingTasks } from '../queue/task-state.js';
+import { toFileObject } from '../shapes/files.js';
+import { fileSummary, toTaskObject, type TaskObject, type WorkflowChildSummary } from '../shapes/tasks.js';
+import { signals, TASK_CANCELLED } from '../signals.js';
+import { validationFailed } from '../validation-errors.js';
 import { checkEndpointUrl } from '../webhooks/endpoint-rules.js';
+import { advance } from '../workflows/runner.js';
 import { findFileRow } from './files.js';
+import { findMedia } from './media.js';
 import { checkFilename, normalizeFolder } from './paths.js';
-import { toFileObject } from './representations.js';
-import { advanceWorkflow } from '../workflows/runner.js';
-import { fileSummary, toTaskObject, type TaskObject, type WorkflowChildSummary } from './task-representation.js';
 
 type Scope = { projectId: string };
 
@@ -35,32 +35,32 @@ export interface TaskRequest {
 const COMMON = new Set(['kind', 'url', 'file_id', 'filename', 'folder', 'ref', 'webhook_url']);
 
 export async function createTask(deps: Deps, scope: Scope, body: TaskRequest): Promise<TaskObject> {
-  const entry = kindEntry(body.kind);
-  if (!entry) {
-    throw new AppError('kind_not_supported', `kind "${body.kind}" is part of the API but not implemented in this mediad yet; supported now: ${TASK_KINDS.filter((k) => kindEntry(k)).join(', ')}`, {
+  const kind = kindEntry(body.kind);
+  if (!kind) {
+    throw new AppError('kind_not_supported', `kind "${body.kind}" is part of the API but not implemented in this mediad yet; supported now: ${implementedKinds().join(', ')}`, {
       details: [{ field: 'kind', message: 'not implemented yet' }],
     });
   }
-  const { processor, validate } = entry;
   // For http the url is the address to call; for every other kind it is the input to fetch.
-  const inputUrl = processor.urlIsOption ? undefined : body.url;
+  const inputUrl = kind.urlIsOption ? undefined : body.url;
   const hasFile = body.file_id !== undefined;
-  if (!processor.urlIsOption && (inputUrl !== undefined) === hasFile) {
+  if (!kind.urlIsOption && (inputUrl !== undefined) === hasFile) {
     throw new AppError('validation_failed', 'send exactly one of url (a source to fetch) or file_id (a file of this project)', { details: [{ field: inputUrl !== undefined ? 'file_id' : 'url', message: 'exactly one of url / file_id' }] });
   }
-  if (!processor.needsInputFile && !processor.urlIsOption && hasFile) {
-    throw new AppError('validation_failed', `kind ${processor.kind} takes a url`, { details: [{ field: 'file_id', message: `not accepted by ${processor.kind}` }] });
+  if (!kind.needsInputFile && !kind.urlIsOption && hasFile) {
+    throw new AppError('validation_failed', `kind ${kind.kind} takes a url`, { details: [{ field: 'file_id', message: `not accepted by ${kind.kind}` }] });
   }
   const options: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(body)) if (!COMMON.has(k) || (k === 'url' && processor.urlIsOption)) options[k] = v;
-  if (!validate(options)) throw validationFailed((validate.errors ?? []) as AjvIssue[]);
-  const problems = processor.problems?.(options) ?? [];
+  for (const [k, v] of Object.entries(body)) if (!COMMON.has(k) || (k === 'url' && kind.urlIsOption)) options[k] = v;
+  if (!kind.validate(options)) throw validationFailed(kind.validate.errors ?? []);
+  const problems = kind.problems(options, stepChecks);
   if (problems.length > 0) {
     throw new AppError('validation_failed', `the options do not fit together: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`, { details: problems });
   }
   // A task webhook must be deliverable, by the same rule as a webhook endpoint's url.
   const webhookUrl = body.webhook_url === undefined ? undefined : checkEndpointUrl(body.webhook_url, deps.config.fetch, 'webhook_url');
-  await processor.admit?.(deps, scope.projectId, options);
+  const ports: AdmitPorts = { mediaExists: async (projectId, mediaId) => (await findMedia(deps.db, projectId, mediaId)) !== undefined };
+  await kind.admit(ports, scope.projectId, options);
   const target = {
     ...(body.folder !== undefined ? { folder: normalizeFolder(body.folder) } : {}),
     ...(body.filename !== undefined ? { filename: checkFilename(body.filename) } : {}),
@@ -74,24 +74,19 @@ export async function createTask(deps: Deps, scope: Scope, body: TaskRequest): P
     input = JSON.stringify(fileSummary(toFileObject(deps.config.publicUrl, file)));
   }
 
-  const task = await deps.db.transaction().execute(async (trx) => {
-    const now = iso(deps.clock.now());
+  return transact(deps.db, async (trx) => {
     const cap = deps.config.quotas.pendingTasksPerProject;
     if (cap > 0 && (await pendingTasks(trx, scope.projectId, cap)) >= cap) {
       throw new AppError('too_many_tasks', `this project already has ${cap} pending tasks (MEDIAD_MAX_PENDING_TASKS); wait for some to run, or cancel some, then retry`, {
         headers: { 'retry-after': '10' },
       });
     }
-    const row = await insertPendingTask(trx, {
-      project_id: scope.projectId, kind: processor.kind, input_file_id: body.file_id, input_url: inputUrl, input,
+    const row = await insertPending(trx, {
+      project_id: scope.projectId, kind: kind.kind, input_file_id: body.file_id, input_url: inputUrl, input,
       options: { ...options, ...target }, target, webhook_url: webhookUrl,
-    }, now);
-    const obj = toTaskObject(row);
-    return obj;
+    }, iso(deps.clock.now()));
+    return toTaskObject(row);
   });
-  taskSignals.emit(TASK_READY);
-  eventsRecorded();
-  return task;
 }
 
 export async function getTask(deps: Deps, scope: Scope, id: string): Promise<TaskObject & { workflow?: WorkflowChildSummary[] }> {
@@ -103,39 +98,26 @@ export async function getTask(deps: Deps, scope: Scope, id: string): Promise<Tas
   return { ...task, workflow: children.map((c) => ({ id: c.id, object: 'task' as const, kind: c.kind, status: c.status, output_file_id: c.output_file_id })) };
 }
 
-export async function listTasks(deps: Deps, scope: Scope, page: number, limit: number, filter: { status?: TaskStatus; kind?: string }): Promise<Page<TaskObject>> {
+export async function listTasks(deps: Deps, scope: Scope, request: PageRequest, filter: { status?: TaskStatus; kind?: string }): Promise<Page<TaskObject>> {
   let q = deps.db.selectFrom('tasks').where('project_id', '=', scope.projectId);
   if (filter.status) q = q.where('status', '=', filter.status);
   if (filter.kind) q = q.where('kind', '=', filter.kind);
-  const filtered = filter.status !== undefined || filter.kind !== undefined;
-  const [rows, total] = await Promise.all([
-    q.selectAll().orderBy('created', 'desc').orderBy('id', 'desc').limit(limit).offset((page - 1) * limit).execute(),
-    filtered ? q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow().then((r) => Number(r.n)) : readCounter(deps.db, scope.projectId, 'tasks'),
-  ]);
-  return { items: rows.map(toTaskObject), total, page, limit };
+  // Unfiltered, the kept counter gives the total without counting rows.
+  const counted = filter.status === undefined && filter.kind === undefined ? readCounter(deps, scope.projectId, 'tasks') : undefined;
+  return mapPage(await listPage(q, (f) => f.selectAll().orderBy('created', 'desc').orderBy('id', 'desc'), request, counted), toTaskObject);
 }
 
-/** A pending or processing task becomes cancelled; the worker running it notices and stops FFmpeg. */
+/** A pending, processing or waiting task becomes cancelled; the worker running it notices and stops FFmpeg. */
 export async function cancelTask(deps: Deps, scope: Scope, id: string): Promise<TaskObject> {
-  const task = await deps.db.transaction().execute(async (trx) => {
+  const task = await transact(deps.db, async (trx) => {
     const now = iso(deps.clock.now());
-    const res = await trx.updateTable('tasks').set({ status: 'cancelled', lease_owner: null, lease_expires: null, finished: now, updated: now })
-      .where('project_id', '=', scope.projectId).where('id', '=', id).where('status', 'in', ['pending', 'processing', 'waiting']).executeTakeFirst();
-    const row = await trx.selectFrom('tasks').selectAll().where('project_id', '=', scope.projectId).where('id', '=', id).executeTakeFirst();
-    if (!row) throw new AppError('not_found', `no task ${id} in this project`);
-    if (Number(res.numUpdatedRows) === 0) throw new AppError('conflict', `task ${id} is already ${row.status} and cannot be cancelled`);
-    const obj = toTaskObject(row);
-    await recordEvent(trx, scope.projectId, 'task.cancelled', obj, now, parseChain(row.chain));
-    // A cancelled workflow cancels the steps still to run; a cancelled step may end its workflow.
-    const children = await trx.selectFrom('tasks').selectAll().where('parent_id', '=', id).where('status', 'in', ['pending', 'processing', 'waiting']).execute();
-    for (const child of children) {
-      await trx.updateTable('tasks').set({ status: 'cancelled', lease_owner: null, lease_expires: null, finished: now, updated: now }).where('id', '=', child.id).execute();
-      await recordEvent(trx, scope.projectId, 'task.cancelled', toTaskObject({ ...child, status: 'cancelled' }), now, parseChain(child.chain));
-    }
-    await advanceWorkflow(deps, trx, row);
-    return obj;
+    const result = await cancel(trx, scope.projectId, id, now);
+    if (!result) throw new AppError('not_found', `no task ${id} in this project`);
+    if (!result.cancelled) throw new AppError('conflict', `task ${id} is already ${result.row.status} and cannot be cancelled`);
+    // A cancelled step may end its workflow.
+    await advance(trx, result.row, now);
+    return toTaskObject(result.row);
   });
-  taskSignals.emit(TASK_CANCELLED, id);
-  eventsRecorded();
+  signals.emit(TASK_CANCELLED, id);
   return task;
 }

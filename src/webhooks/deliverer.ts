@@ -3,11 +3,12 @@ import { iso } from '../deps.js';
 import { isAppError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { WebhookDeliveriesTable } from '../db/schema.js';
-import { projectWebhookSecrets } from '../services/projects.js';
-import { taskSignals, WEBHOOK_READY } from '../queue/signal.js';
 import { createGuardedClient } from '../net/index.js';
-import { endpointSecrets, recordEndpointOutcome } from '../services/webhook-endpoints.js';
+import { Poller } from '../poller.js';
+import { WEBHOOK_READY } from '../signals.js';
 import { NOT_SENT_DELETED, NOT_SENT_DISABLED } from './deliveries.js';
+import { endpointSecrets, recordEndpointOutcome } from './endpoints.js';
+import { projectSigningSecrets } from './secrets.js';
 import { MAX_ATTEMPTS, nextDelayMs, parseRetryAfter } from './schedule.js';
 import { webhookHeaders } from './signing.js';
 import { countWebhookDelivery } from '../metrics/registry.js';
@@ -26,11 +27,8 @@ const USER_AGENT = 'mediad-webhooks/0.1 (+https://github.com/mediad)';
  * the endpoint's secrets; the endpoint's status and failure count are kept here too).
  */
 export class WebhookDeliverer {
-  private stopped = false;
-  private timer?: NodeJS.Timeout;
   private inFlight = 0;
-  private pumping = false;
-  private readonly onReady = () => void this.pump();
+  private readonly poller: Poller;
 
   private readonly client: Pick<Outbound, 'request'> & { close?(): Promise<void> };
   private readonly ownsClient: boolean;
@@ -43,42 +41,35 @@ export class WebhookDeliverer {
   constructor(private readonly deps: Deps, private readonly opts: { concurrency: number; pollMs: number; client?: Pick<Outbound, 'request'> }) {
     this.ownsClient = opts.client === undefined;
     this.client = opts.client ?? createGuardedClient({ ...deps.config.fetch, maxRedirects: 0, maxBytes: MAX_RESPONSE_BYTES, userAgent: USER_AGENT });
+    this.poller = new Poller({
+      signal: WEBHOOK_READY, pollMs: opts.pollMs,
+      pass: () => this.pump(),
+      onError: (err) => deps.log.error({ err }, 'claiming a webhook delivery failed'),
+    });
   }
 
   start(): void {
-    taskSignals.on(WEBHOOK_READY, this.onReady);
-    const tick = async () => {
-      await this.pump();
-      if (!this.stopped) this.timer = setTimeout(tick, this.opts.pollMs);
-    };
-    void tick();
+    this.poller.start();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    taskSignals.off(WEBHOOK_READY, this.onReady);
+    await this.poller.stop();
     while (this.inFlight > 0) await new Promise((r) => setTimeout(r, 20));
     if (this.ownsClient) await this.client.close?.();
   }
 
+  /** Starts deliveries while there are due ones and free slots; each one ending asks for another pass. */
   private async pump(): Promise<void> {
-    if (this.pumping || this.stopped) return;
-    this.pumping = true;
-    try {
-      while (!this.stopped && this.inFlight < this.opts.concurrency) {
-        const row = await this.claim();
-        if (!row) break;
-        this.inFlight++;
-        void this.deliver(row)
-          .catch((err: unknown) => this.deps.log.error({ err, delivery: row.id }, 'webhook delivery crashed'))
-          .finally(() => {
-            this.inFlight--;
-            void this.pump();
-          });
-      }
-    } finally {
-      this.pumping = false;
+    while (!this.poller.isStopped && this.inFlight < this.opts.concurrency) {
+      const row = await this.claim();
+      if (!row) break;
+      this.inFlight++;
+      void this.deliver(row)
+        .catch((err: unknown) => this.deps.log.error({ err, delivery: row.id }, 'webhook delivery crashed'))
+        .finally(() => {
+          this.inFlight--;
+          this.poller.wake();
+        });
     }
   }
 
@@ -97,7 +88,7 @@ export class WebhookDeliverer {
 
   /** Who signs and which webhook-id: the endpoint's secrets and the event id, or the project's secrets for task webhooks. */
   private async target(row: WebhookDeliveriesTable): Promise<{ secrets: string[]; webhookId: string } | { notSent: string }> {
-    if (row.endpoint_id === null) return { secrets: await projectWebhookSecrets(this.deps, row.project_id), webhookId: row.id };
+    if (row.endpoint_id === null) return { secrets: await projectSigningSecrets(this.deps.db, row.project_id, this.deps.clock.now()), webhookId: row.id };
     const endpoint = await this.deps.db.selectFrom('webhook_endpoints').select(['status', 'secret', 'secret_previous', 'secret_rotated'])
       .where('id', '=', row.endpoint_id).executeTakeFirst();
     if (!endpoint) return { notSent: NOT_SENT_DELETED };
@@ -151,7 +142,7 @@ export class WebhookDeliverer {
         status, attempts: attempt, lease_expires: null, updated: iso(now),
         next_attempt: delay === null ? row.next_attempt : iso(new Date(now.getTime() + delay)),
       }).where('id', '=', row.id).execute();
-      if (row.endpoint_id !== null) await recordEndpointOutcome(deps, trx, row.endpoint_id, outcome, now);
+      if (row.endpoint_id !== null) await recordEndpointOutcome(deps.log, trx, row.endpoint_id, outcome, now);
     });
     countWebhookDelivery(status); // metrics
     deps.log[delivered ? 'info' : 'warn']({ delivery: row.id, endpoint: row.endpoint_id ?? undefined, url: row.url, attempt, statusCode, error, status }, 'webhook attempt');

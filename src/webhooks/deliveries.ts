@@ -3,39 +3,18 @@ import { iso } from '../deps.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Database, WebhookAttemptsTable, WebhookDeliveriesTable } from '../db/schema.js';
-import type { Page } from '../http/envelope.js';
-import { taskSignals, WEBHOOK_READY } from '../queue/signal.js';
+import { listPage, type Page, type PageRequest } from '../db/paginate.js';
+import { wake } from '../db/transact.js';
+import { toDeliveryObject, type DeliveryObject } from '../shapes/webhooks.js';
+import { WEBHOOK_READY } from '../signals.js';
 
-// Endpoint deliveries as rows: how the API shows them, the manual retry, and failing the
+// Endpoint deliveries as rows: how the API lists them, the manual retry, and failing the
 // pending ones of an endpoint that was disabled or deleted.
 
 export const NOT_SENT_DISABLED = 'not sent: the webhook endpoint is disabled';
 export const NOT_SENT_DELETED = 'not sent: the webhook endpoint was deleted';
 
 export type DeliveryStatus = WebhookDeliveriesTable['status'];
-
-function toAttemptObject(a: WebhookAttemptsTable) {
-  const ok = a.status_code !== null && a.status_code >= 200 && a.status_code <= 299 && a.error === null;
-  return { attempt: a.attempt, status: ok ? ('succeeded' as const) : ('failed' as const), status_code: a.status_code, duration_ms: a.duration_ms, error: a.error, created: a.created };
-}
-
-export function toDeliveryObject(d: WebhookDeliveriesTable, attempts: WebhookAttemptsTable[]) {
-  return {
-    id: d.id,
-    object: 'webhook_delivery' as const,
-    endpoint_id: d.endpoint_id,
-    event_id: d.event_id,
-    event_type: d.event_type,
-    url: d.url,
-    status: d.status,
-    // When the next attempt is due; null once the delivery is delivered or failed.
-    next_attempt: d.status === 'pending' ? d.next_attempt : null,
-    attempts: attempts.map(toAttemptObject),
-    created: d.created,
-    updated: d.updated,
-  };
-}
-export type DeliveryObject = ReturnType<typeof toDeliveryObject>;
 
 async function withAttempts(db: Kysely<Database>, rows: WebhookDeliveriesTable[]): Promise<DeliveryObject[]> {
   if (rows.length === 0) return [];
@@ -46,14 +25,11 @@ async function withAttempts(db: Kysely<Database>, rows: WebhookDeliveriesTable[]
 }
 
 /** Newest first, each with its attempts in order. */
-export async function listDeliveries(db: Kysely<Database>, endpointId: string, page: number, limit: number, status?: DeliveryStatus): Promise<Page<DeliveryObject>> {
+export async function listDeliveries(db: Kysely<Database>, endpointId: string, request: PageRequest, status?: DeliveryStatus): Promise<Page<DeliveryObject>> {
   let q = db.selectFrom('webhook_deliveries').where('endpoint_id', '=', endpointId);
   if (status) q = q.where('status', '=', status);
-  const [rows, total] = await Promise.all([
-    q.selectAll().orderBy('created', 'desc').orderBy('id', 'desc').limit(limit).offset((page - 1) * limit).execute(),
-    q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow().then((r) => Number(r.n)),
-  ]);
-  return { items: await withAttempts(db, rows), total, page, limit };
+  const page = await listPage(q, (f) => f.selectAll().orderBy('created', 'desc').orderBy('id', 'desc'), request);
+  return { ...page, items: await withAttempts(db, page.items) };
 }
 
 async function findDelivery(db: Kysely<Database>, endpointId: string, id: string): Promise<WebhookDeliveriesTable> {
@@ -77,12 +53,8 @@ export async function retryDelivery(trx: Kysely<Database>, endpoint: { id: strin
   const row = await findDelivery(trx, endpoint.id, id);
   if (endpoint.status !== 'active') throw new AppError('conflict', `webhook endpoint ${endpoint.id} is disabled; enable it (PATCH status active) before retrying its deliveries`);
   await trx.updateTable('webhook_deliveries').set({ status: 'pending', next_attempt: iso(now), url: endpoint.url, updated: iso(now) }).where('id', '=', row.id).execute();
+  await wake(trx, WEBHOOK_READY);
   return getDelivery(trx, endpoint.id, id);
-}
-
-/** Wakes the deliverer of this process (others poll); call after the retry committed. */
-export function deliveriesReady(): void {
-  taskSignals.emit(WEBHOOK_READY);
 }
 
 /**

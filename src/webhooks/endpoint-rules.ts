@@ -1,7 +1,7 @@
 import net from 'node:net';
 import { AppError } from '../errors.js';
 import { classifyAddress, describeClass, isAllowedHost, parseFetchUrl, type UrlPolicy } from '../net/index.js';
-import { EVENT_TYPES } from '../db/queries/events.js';
+import { EVENT_TYPES } from '../events/record.js';
 
 // Pure rules of webhook endpoints: which URLs are accepted at creation and which events an
 // endpoint receives. Kept free of the database so they are unit-tested directly.

@@ -1,8 +1,9 @@
 import type { Kysely } from 'kysely';
 import { newId } from '../ids.js';
-import { notify } from '../db/notify.js';
 import type { Database, TasksTable } from '../db/schema.js';
-import { toTaskObject } from '../services/task-representation.js';
+import { wake } from '../db/transact.js';
+import { toTaskObject } from '../shapes/tasks.js';
+import { WEBHOOK_READY } from '../signals.js';
 
 /** Queues the POST to a task's webhook_url, in the transaction that ends the task. */
 export async function enqueueTaskWebhook(trx: Kysely<Database>, row: TasksTable, type: string, now: string): Promise<void> {
@@ -11,5 +12,5 @@ export async function enqueueTaskWebhook(trx: Kysely<Database>, row: TasksTable,
     id: newId('delivery'), project_id: row.project_id, task_id: row.id, url: row.webhook_url, event_type: type, payload: JSON.stringify(toTaskObject(row)),
     status: 'pending', attempts: 0, next_attempt: now, lease_expires: null, created: now, updated: now, endpoint_id: null, event_id: null,
   }).execute();
-  await notify(trx, 'mediad_webhooks');
+  await wake(trx, WEBHOOK_READY);
 }

@@ -1,3 +1,5 @@
+import type { ErrorDetail } from '../errors.js';
+
 // Conditions of workflow steps and automation triggers (reference.md Decisions 7):
 // `{prop, value, op?}`, all must hold. Equality by default (strings case-insensitively,
 // numbers numerically); `op` adds thresholds. Pure: the caller supplies the subject.
@@ -13,8 +15,8 @@ export interface Condition {
 
 /** What props are read from: media fields, `file.<field>` (the input file), `metadata.<key>` (the media's). */
 export interface ConditionSubject {
-  media: Record<string, unknown> | null;
-  file: Record<string, unknown> | null;
+  media: object | null;
+  file: object | null;
 }
 
 export interface ConditionResults {
@@ -28,17 +30,20 @@ export function resolveProp(subject: ConditionSubject, prop: string): unknown {
   let base: unknown;
   let path = rest;
   if (head === 'file') base = subject.file;
-  else if (head === 'metadata') base = subject.media?.metadata;
+  else if (head === 'metadata') base = field(subject.media, 'metadata');
   else if (head === 'media') base = subject.media;
   else {
     base = subject.media;
     path = [head!, ...rest];
   }
-  for (const key of path) {
-    if (base === null || typeof base !== 'object') return undefined;
-    base = (base as Record<string, unknown>)[key];
-  }
+  for (const key of path) base = field(base, key);
   return base;
+}
+
+/** An own property of an object; undefined for anything else. */
+function field(base: unknown, key: string): unknown {
+  if (base === null || typeof base !== 'object' || !Object.hasOwn(base, key)) return undefined;
+  return (base as Record<string, unknown>)[key];
 }
 
 const asNumber = (v: unknown): number | null => {
@@ -87,4 +92,25 @@ export function evaluate(conditions: Condition[], subject: ConditionSubject): Co
   const failed: Condition[] = [];
   for (const c of conditions) (holds(c, subject) ? passed : failed).push(c);
   return { passed, failed, continue: failed.length === 0 };
+}
+
+/** Every problem of a list of conditions, each with its path (`trigger.conditions[0].op`); empty when valid. */
+export function validateConditions(list: unknown, at: string): ErrorDetail[] {
+  if (!Array.isArray(list) || list.length === 0) return [{ field: at, message: 'must be a non-empty array of {prop, value, op?}' }];
+  const problems: ErrorDetail[] = [];
+  list.forEach((c, i) => {
+    const where = `${at}[${i}]`;
+    if (!c || typeof c !== 'object' || Array.isArray(c)) return void problems.push({ field: where, message: 'must be an object {prop, value, op?}' });
+    const { prop, op, ...rest } = c as Record<string, unknown>;
+    if (typeof prop !== 'string' || prop.length === 0) problems.push({ field: `${where}.prop`, message: 'must be a non-empty string' });
+    if (op !== undefined && !(CONDITION_OPS as readonly unknown[]).includes(op)) problems.push({ field: `${where}.op`, message: `must be one of ${CONDITION_OPS.join(', ')}` });
+    if (op !== 'exists' && !('value' in rest)) problems.push({ field: `${where}.value`, message: 'is required' });
+    for (const k of Object.keys(rest)) if (k !== 'value') problems.push({ field: `${where}.${k}`, message: 'is not a known property' });
+  });
+  return problems;
+}
+
+/** A valid condition (what validateConditions accepts), as a type guard. */
+export function isCondition(c: unknown): c is Condition {
+  return c !== null && typeof c === 'object' && !Array.isArray(c) && validateConditions([c], 'c').length === 0;
 }

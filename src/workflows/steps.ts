@@ -1,7 +1,7 @@
+import type { ValidateFunction } from 'ajv';
 import type { ErrorDetail } from '../errors.js';
-import { kindEntry } from '../kinds/registry.js';
-import { TASK_KINDS, type TaskKind } from '../kinds/types.js';
-import { CONDITION_OPS } from './conditions.js';
+import { issueMessage, issuePath } from '../validation-errors.js';
+import { TASK_KINDS, type TaskKind } from '../shapes/task-kinds.js';
 
 // A workflow is a tree of steps: `{kind, ref?, folder?, filename?, next?, ...options}`.
 // The whole tree is validated when an automation or workflow task is created, and every
@@ -40,35 +40,17 @@ export function stepTarget(step: Step): { ref?: string; folder?: string; filenam
   return { ...(step.ref ? { ref: step.ref } : {}), ...(step.folder ? { folder: step.folder } : {}), ...(step.filename ? { filename: step.filename } : {}) };
 }
 
-function ajvPath(instancePath: string, extra?: string): string {
-  const p = instancePath.split('/').filter(Boolean).map((s) => (/^\d+$/.test(s) ? `[${s}]` : `.${s}`)).join('');
-  return `${p}${extra ? `.${extra}` : ''}`;
+/** How a step's options are checked: its kind's option schema and cross-field rules (kinds/registry.ts). */
+export interface StepCheck {
+  validate: ValidateFunction;
+  problems?(options: Record<string, unknown>): ErrorDetail[];
 }
 
-function checkConditions(list: unknown, at: string, problems: ErrorDetail[]): void {
-  if (!Array.isArray(list) || list.length === 0) {
-    problems.push({ field: at, message: 'must be a non-empty array of {prop, value, op?}' });
-    return;
-  }
-  list.forEach((c, i) => {
-    const where = `${at}[${i}]`;
-    if (!c || typeof c !== 'object' || Array.isArray(c)) return void problems.push({ field: where, message: 'must be an object {prop, value, op?}' });
-    const { prop, op, ...rest } = c as Record<string, unknown>;
-    if (typeof prop !== 'string' || prop.length === 0) problems.push({ field: `${where}.prop`, message: 'must be a non-empty string' });
-    if (op !== undefined && !(CONDITION_OPS as readonly unknown[]).includes(op)) problems.push({ field: `${where}.op`, message: `must be one of ${CONDITION_OPS.join(', ')}` });
-    if (op !== 'exists' && !('value' in rest)) problems.push({ field: `${where}.value`, message: 'is required' });
-    for (const k of Object.keys(rest)) if (k !== 'value') problems.push({ field: `${where}.${k}`, message: 'is not a known property' });
-  });
-}
-
-export function validateConditions(list: unknown, at: string): ErrorDetail[] {
-  const problems: ErrorDetail[] = [];
-  checkConditions(list, at, problems);
-  return problems;
-}
+/** The checks of a step kind; undefined for a kind without an implementation (its step fails when it runs). */
+export type StepChecks = (kind: TaskKind) => StepCheck | undefined;
 
 /** Every problem of a workflow tree, each with its path; empty when the tree is valid. */
-export function validateWorkflow(workflow: unknown, at = 'workflow'): ErrorDetail[] {
+export function validateWorkflow(workflow: unknown, checks: StepChecks, at = 'workflow'): ErrorDetail[] {
   const problems: ErrorDetail[] = [];
   let count = 0;
   const walk = (steps: unknown, path: string, depth: number) => {
@@ -85,16 +67,16 @@ export function validateWorkflow(workflow: unknown, at = 'workflow'): ErrorDetai
         if (step[f] !== undefined && (typeof step[f] !== 'string' || step[f] === '')) problems.push({ field: `${where}.${f}`, message: 'must be a non-empty string' });
       }
       if (step.ref !== undefined && typeof step.ref === 'string' && !/^[A-Za-z0-9_.-]{1,64}$/.test(step.ref)) problems.push({ field: `${where}.ref`, message: 'may use letters, digits, _ . - (at most 64)' });
-      const entry = kindEntry(kind);
+      const entry = checks(kind);
       if (entry) {
         const options = stepOptions(step);
         if (!entry.validate(options)) {
           for (const e of entry.validate.errors ?? []) {
-            const extra = (e.params as Record<string, unknown>).additionalProperty ?? (e.params as Record<string, unknown>).missingProperty;
-            problems.push({ field: `${where}${ajvPath(e.instancePath, extra as string | undefined)}`, message: e.keyword === 'additionalProperties' ? 'is not a known property' : e.message ?? 'is invalid' });
+            const at = issuePath(e);
+            problems.push({ field: at ? `${where}.${at}` : where, message: issueMessage(e) });
           }
         } else {
-          for (const p of entry.processor.problems?.(options) ?? []) problems.push({ field: `${where}.${p.field}`, message: p.message });
+          for (const p of entry.problems?.(options) ?? []) problems.push({ field: `${where}.${p.field}`, message: p.message });
         }
       }
       if (step.next !== undefined) walk(step.next, `${where}.next`, depth + 1);

@@ -163,8 +163,7 @@ describe('fair claiming', () => {
     const t = await startTestServer({ MEDIAD_WORKER_CONCURRENCY: '0' });
     try {
       const db = t.server.runtime.deps.db;
-      const { insertPendingTask } = await import('../../src/queue/new-task.js');
-      const { claimTask } = await import('../../src/queue/claim.js');
+      const { insertPending: insertPendingTask, claim: claimTask } = await import('../../src/queue/task-state.js');
       const big = (await t.key('fair', 'big')).project_id;
       const small = (await t.key('fair', 'small')).project_id;
       const at = (ms: number) => new Date(Date.UTC(2026, 0, 1) + ms).toISOString();

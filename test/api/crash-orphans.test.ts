@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { migrate, openDatabase } from '../../src/db/connect.js';
+import { migrate, openDatabase, type Db } from '../../src/db/connect.js';
 import { systemClock } from '../../src/deps.js';
 import type { CrashPoint } from '../../src/faults.js';
 import { createKey } from '../../src/services/keys.js';
@@ -38,13 +38,13 @@ function diskStore(dataDir: string): Store {
   };
 }
 
-async function withDb<T>(dataDir: string, fn: (db: ReturnType<typeof openDatabase>) => Promise<T>): Promise<T> {
-  const db = openDatabase({ dialect: 'sqlite', file: path.join(dataDir, 'mediad.db') });
+async function withDb<T>(dataDir: string, fn: (db: Db) => Promise<T>): Promise<T> {
+  const database = openDatabase({ dialect: 'sqlite', file: path.join(dataDir, 'mediad.db') });
   try {
-    await migrate(db);
-    return await fn(db);
+    await migrate(database.db);
+    return await fn(database.db);
   } finally {
-    await db.destroy();
+    await database.close();
   }
 }
 

@@ -48,8 +48,8 @@ describe('task webhook_url', () => {
       id, project_id, task_id: 'task_x', url: 'http://10.255.255.1/hook', event_type: 'task.completed', payload: '{}',
       status: 'pending', attempts: 0, next_attempt: now, lease_expires: null, created: now, updated: now, endpoint_id: null, event_id: null,
     }).execute();
-    const { taskSignals, WEBHOOK_READY } = await import('../../src/queue/signal.js');
-    taskSignals.emit(WEBHOOK_READY);
+    const { signals, WEBHOOK_READY } = await import('../../src/signals.js');
+    signals.emit(WEBHOOK_READY);
     let row;
     for (let i = 0; i < 100; i++) {
       row = await db.selectFrom('webhook_deliveries').selectAll().where('id', '=', id).executeTakeFirstOrThrow();

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { startReceiver, type Received } from '../helpers/receiver.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { taskSignals, WEBHOOK_READY } from '../../src/queue/signal.js';
+import { signals as taskSignals, WEBHOOK_READY } from '../../src/signals.js';
 
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 let t: TestServer;

@@ -1,5 +1,5 @@
-import { TASK_KINDS } from '../../src/kinds/types.js';
-import { EVENT_TYPES } from '../../src/db/queries/events.js';
+import { TASK_KINDS } from '../../src/shapes/task-kinds.js';
+import { EVENT_TYPES } from '../../src/events/record.js';
 import { RawNumber, toJsonText, type FuzzJson, type Random } from './fuzz-random.js';
 
 // What the fuzzer sends to the API: every route, with random methods, ids, query strings,

@@ -6,9 +6,10 @@ import type { FastifyRequest } from 'fastify';
 import { FileSchema } from '../../src/api/file-schemas.js';
 import { MediaSchema } from '../../src/api/media.js';
 import type { FilesTable, MediaTable } from '../../src/db/schema.js';
-import { JsonText, listBody, objectBody } from '../../src/http/envelope.js';
-import { errorResponses, listEnvelope, nativeJson, objectEnvelope } from '../../src/http/schemas.js';
-import { fileListJson, toFileObject, toMediaObject } from '../../src/services/representations.js';
+import { listBody, objectBody } from '../../src/http/envelope.js';
+import { JsonText, nativeJson } from '../../src/http/json-text.js';
+import { errorResponses, listEnvelope, objectEnvelope } from '../../src/http/schemas.js';
+import { fileListJson, toFileObject, toMediaObject } from '../../src/shapes/files.js';
 
 // Routes marked nativeJson skip fast-json-stringify's allow-list: their bodies must already be
 // exactly what the response schema lets through. Each body below is built from database rows

@@ -3,20 +3,23 @@ import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import { Webhook } from 'standardwebhooks';
 import { migrate, openDatabase, type Db } from '../../src/db/connect.js';
-import { recordEvent, toEventObject, type EventRow } from '../../src/db/queries/events.js';
+import { recordEvent, type EventRow } from '../../src/events/record.js';
+import { toEventObject } from '../../src/shapes/events.js';
 import type { Deps } from '../../src/deps.js';
 import type { GuardedRequestInit, GuardedResponse } from '../../src/net/index.js';
 import { createKey } from '../../src/services/keys.js';
-import { createEndpoint, endpointConsumer, updateEndpoint } from '../../src/services/webhook-endpoints.js';
+import { createEndpoint, updateEndpoint } from '../../src/services/webhook-endpoints.js';
+import { endpointConsumer } from '../../src/webhooks/fanout.js';
 import { WebhookDeliverer } from '../../src/webhooks/deliverer.js';
 
 // Fan-out and delivery against an in-memory database and a scripted client: no network.
 let db: Db;
+let close: () => Promise<void>;
 let deps: Deps;
 let projectId: string;
 
 before(async () => {
-  db = openDatabase({ dialect: 'sqlite', file: ':memory:' });
+  ({ db, close } = openDatabase({ dialect: 'sqlite', file: ':memory:' }));
   await migrate(db);
   deps = {
     db, clock: { now: () => new Date() }, log: pino({ level: 'silent' }),
@@ -24,7 +27,7 @@ before(async () => {
   } as unknown as Deps;
   ({ project_id: projectId } = await createKey(deps, 'unit', 'fanout'));
 });
-after(() => db.destroy());
+after(() => close());
 
 async function event(type: 'media.created' | 'task.completed'): Promise<EventRow> {
   const id = await db.transaction().execute((trx) => recordEvent(trx, projectId, type, { id: 'med_x', object: 'media' }, new Date().toISOString()));

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { AppError } from '../../src/errors.js';
-import { endpointSecrets, toEndpointObject } from '../../src/services/webhook-endpoints.js';
-import { newWebhookSecret } from '../../src/services/keys.js';
+import { endpointSecrets, toEndpointObject } from '../../src/webhooks/endpoints.js';
+import { newWebhookSecret } from '../../src/webhooks/secrets.js';
 import { checkEndpointUrl, normaliseEvents, subscribes } from '../../src/webhooks/endpoint-rules.js';
 import { webhookHeaders } from '../../src/webhooks/signing.js';
 

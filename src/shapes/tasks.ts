@@ -1,5 +1,12 @@
 import type { TasksTable } from '../db/schema.js';
-import type { FileObject } from './representations.js';
+import type { FileObject } from './files.js';
+
+/** Where a task's output goes: the `folder`, `filename` and `ref` it was created with. */
+export interface TaskTarget {
+  folder?: string;
+  filename?: string;
+  ref?: string;
+}
 
 /** SPEC 2.4 input/output: a compact file summary. */
 export function fileSummary(f: FileObject) {

@@ -3,14 +3,15 @@ import { pipeline } from 'node:stream/promises';
 import { createWriteStream } from 'node:fs';
 import type { Deps } from '../deps.js';
 import { iso } from '../deps.js';
-import { AppError } from '../errors.js';
 import type { TasksTable } from '../db/schema.js';
-import { parseChain } from '../db/queries/events.js';
-import type { KindInput } from '../kinds/types.js';
+import { transact } from '../db/transact.js';
+import { AppError } from '../errors.js';
+import type { KindInput } from '../kinds/define.js';
 import { probeFile, type ProbeResult } from '../media/index.js';
-import { findFileRow, scratchPath, storeLocalFile } from '../services/files.js';
-import { fileSummary } from '../services/task-representation.js';
-import { LeaseLostError } from './finish.js';
+import { attachInput } from '../queue/task-state.js';
+import { scratchPath, stageLocalFile } from '../services/file-store.js';
+import { findFileRow } from '../services/files.js';
+import { parseChain } from '../shapes/events.js';
 
 /**
  * The task's input as a local file. A `url` input is first stored as a file of a new
@@ -20,14 +21,20 @@ import { LeaseLostError } from './finish.js';
 export async function resolveInput(deps: Deps, task: TasksTable, workDir: string, signal: AbortSignal): Promise<KindInput> {
   let fileId = task.input_file_id;
   if (!fileId) {
+    if (!task.input_url) throw new Error(`task ${task.id} has neither an input file nor a url`);
     const download = scratchPath({ tmpDir: workDir }, 'source');
-    await deps.outbound.download(task.input_url!, download, { signal });
-    const file = await storeLocalFile(deps, { projectId: task.project_id, chain: parseChain(task.chain) }, download, {}, undefined, async (trx, f) => {
-      const res = await trx.updateTable('tasks').set({ input_file_id: f.id, input: JSON.stringify(fileSummary(f)), updated: iso(deps.clock.now()) })
-        .where('id', '=', task.id).where('status', '=', 'processing').where('lease_owner', '=', task.lease_owner).executeTakeFirst();
-      if (Number(res.numUpdatedRows) === 0) throw new LeaseLostError(task.id);
-    });
-    fileId = file.id;
+    await deps.outbound.download(task.input_url, download, { signal });
+    const staged = await stageLocalFile(deps, { projectId: task.project_id, chain: parseChain(task.chain) }, download, {});
+    try {
+      fileId = await transact(deps.db, async (trx) => {
+        const file = await staged.insert(trx);
+        await attachInput(trx, task, file, iso(deps.clock.now()));
+        return file.id;
+      });
+      staged.committed();
+    } catch (err) {
+      throw await staged.abandon(err);
+    }
   }
   const row = await findFileRow(deps, task.project_id, fileId);
   if (!row) throw new AppError('not_found', `the input file ${fileId} no longer exists`);

@@ -1,7 +1,10 @@
 import type { FilesTable, MediaTable } from '../db/schema.js';
-import { renderer } from '../db/renderer.js';
 
-// The resource shapes the API shows (SPEC 2.2, 2.3). Events carry the same shapes.
+// The resource shapes the API shows (SPEC 2.2, 2.3). Events carry the same shapes. Pure, and free
+// of imports but types: the SQLite reader thread renders file pages with them (db/hot-reads.ts).
+
+/** The file columns the API shows; blob_key is selected separately where bytes are touched. */
+export const FILE_COLUMNS = ['id', 'project_id', 'media_id', 'kind', 'format', 'type', 'width', 'height', 'duration', 'filesize', 'folder', 'filename', 'ref', 'metadata', 'status', 'created', 'updated'] as const;
 
 export type FileRow = Pick<FilesTable, 'id' | 'project_id' | 'media_id' | 'kind' | 'format' | 'type' | 'width' | 'height' | 'duration' | 'filesize' | 'folder' | 'filename' | 'ref' | 'metadata' | 'status' | 'created' | 'updated'>;
 export type MediaRow = MediaTable;
@@ -58,7 +61,6 @@ export type FileObject = ReturnType<typeof toFileObject>;
 export function fileListJson(publicUrl: string, rows: FileRow[]): string {
   return JSON.stringify(rows.map((r) => toFileObject(publicUrl, r)));
 }
-export const FILE_LIST_JSON = renderer(import.meta.url, 'fileListJson', fileListJson);
 
 /** Files embedded in a media omit media_id, metadata and status (SPEC 2.3). */
 export function toEmbeddedFile(publicUrl: string, row: FileRow) {

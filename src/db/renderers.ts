@@ -1,0 +1,20 @@
+import { fileListJson, type FileRow } from '../shapes/files.js';
+
+// The closed table of renderers: pure functions from a hot read's rows to the JSON text the API
+// shows, run where the rows are read. The SQLite reader thread imports this module statically
+// (reader-thread.ts) and a read names its renderer by key, so nothing is imported by URL at run
+// time. What this module imports is loaded on the thread too: keep it to shapes/.
+export const RENDERERS = {
+  /** A page of files (GET /files): arg is the public URL. */
+  fileList: fileListJson,
+} as const;
+
+export type RendererName = keyof typeof RENDERERS;
+
+/** A renderer by name, with the types of its rows and argument (for compiledOnce's `rendered`). */
+export interface Renderer<R, Arg> {
+  readonly name: RendererName;
+  readonly render: (arg: Arg, rows: R[]) => string;
+}
+
+export const FILE_LIST: Renderer<FileRow, string> = { name: 'fileList', render: RENDERERS.fileList };

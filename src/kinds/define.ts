@@ -1,0 +1,173 @@
+import { Ajv, type ValidateFunction } from 'ajv';
+import addFormatsImport from 'ajv-formats';
+import type { Logger } from 'pino';
+import type { Static, TSchema } from 'typebox';
+import type { Config } from '../config.js';
+import type { Outbound } from '../deps.js';
+import type { TasksTable } from '../db/schema.js';
+import { AppError, type ErrorDetail } from '../errors.js';
+import type { ProbeResult } from '../media/index.js';
+import { policyOf, type RetryPolicy } from '../queue/policies.js';
+import type { FileObject, FileRow, MediaObject } from '../shapes/files.js';
+import type { TaskKind } from '../shapes/task-kinds.js';
+import type { TaskObject, TaskTarget } from '../shapes/tasks.js';
+import type { StepChecks, Step } from '../workflows/steps.js';
+
+// What a task kind is and what it gets: each kind is one file that calls defineKind with its
+// option schema and its run(). A kind depends on nothing above it: what it needs from the rest
+// of mediad (the outbound client, what the task's media looks like, progress, scratch space)
+// comes through its context, which the worker pool (workers/pool.ts) supplies.
+
+const addFormats = addFormatsImport as unknown as (ajv: Ajv) => Ajv;
+const ajv = addFormats(new Ajv({ allErrors: true, coerceTypes: false, useDefaults: true, removeAdditional: false, strict: false }));
+
+/** A finished output on local disk, not yet stored. */
+export interface ProducedFile {
+  path: string;
+  kind: string;
+  format: string;
+  extension: string;
+  mime: string;
+  width?: number;
+  height?: number;
+  duration?: number;
+  /** The full probe when the kind made one (kept on the row so later tasks need not probe again). */
+  probe?: ProbeResult;
+  /** Overrides the task's ref and default filename (secondary outputs such as a storyboard sprite). */
+  ref?: string | null;
+  filename?: string;
+}
+
+/** The task's input file, on local disk. */
+export interface KindInput {
+  path: string;
+  file: FileRow;
+  probe: ProbeResult;
+}
+
+/** The task, its input's media and its input file, as the API shows them. */
+export interface TaskSubject {
+  task: TaskObject;
+  media: MediaObject | null;
+  file: FileObject | null;
+}
+
+export interface KindContext<O> {
+  task: TasksTable;
+  /** The options, checked against the kind's schema. */
+  options: O;
+  target: TaskTarget;
+  signal: AbortSignal;
+  /** The task's own scratch directory, removed when it ends. */
+  workDir: string;
+  /** 0–100; throttled and stored by the worker. */
+  progress(percent: number): void;
+  /** The kind's time limit (its retry policy): what a single FFmpeg run may take at most. */
+  timeoutMs: number;
+  config: Pick<Config, 'limits' | 'publicUrl'>;
+  /** The guarded outbound client (src/net). */
+  outbound: Outbound;
+  log: Logger;
+  /** The task, its media and its input file as the API shows them (an http call's body, conditions' subject). */
+  describe(): Promise<TaskSubject>;
+}
+
+/** A new file of the project made from a local file, as POST /files makes one (ingest). */
+export interface IngestedFile {
+  path: string;
+  media_id?: string;
+  metadata?: Record<string, unknown>;
+}
+
+/**
+ * What a run produces; the worker pool stores it and ends the task in one transaction:
+ * - `files`: stored into the input's media (`files[0]` is the task's output, further ones such as
+ *   a storyboard sprite join the same media);
+ * - `output` (and `results`): no file, the answer goes on the task itself (http, conditions);
+ * - `ingested`: a new file and media, as POST /files makes them (ingest);
+ * - `steps`: a workflow; the task waits while they run as child tasks.
+ */
+export type KindResult =
+  | { files: ProducedFile[] }
+  | { output: unknown; results?: unknown }
+  | { ingested: IngestedFile }
+  | { steps: Step[] };
+
+/** What checks at creation may look up (supplied by services/tasks.ts). */
+export interface AdmitPorts {
+  mediaExists(projectId: string, mediaId: string): Promise<boolean>;
+}
+
+interface KindCommon<S extends TSchema> {
+  kind: TaskKind;
+  /** TypeBox schema of the kind's own options (sent flat beside kind, url, file_id...). */
+  options: S;
+  /** Cross-field checks at creation (a codec the container cannot hold): each problem is a 400 detail. */
+  problems?(options: Static<S>, checks: StepChecks): ErrorDetail[];
+  /** Checks at creation that need the project's data (an ingest into another project's media is a 404). */
+  admit?(ports: AdmitPorts, projectId: string, options: Static<S>): Promise<void>;
+}
+
+/** A kind that works on a file of the project (given by file_id, or a url stored first). */
+interface FileKind<S extends TSchema> extends KindCommon<S> {
+  needsInputFile: true;
+  /** Checks that need the input (an audio task on a file without audio); throws a permanent error. */
+  check?(options: Static<S>, input: KindInput): void;
+  run(ctx: KindContext<Static<S>>, input: KindInput): Promise<KindResult>;
+}
+
+/** A kind that takes a url and makes the file itself (ingest), or needs no file (http). */
+interface UrlKind<S extends TSchema> extends KindCommon<S> {
+  needsInputFile: false;
+  /** `url` is this kind's own option (the address an http task calls), not an input to fetch. */
+  urlIsOption?: boolean;
+  run(ctx: KindContext<Static<S>>): Promise<KindResult>;
+}
+
+export type KindDefinition<S extends TSchema> = FileKind<S> | UrlKind<S>;
+
+/** The run context without the options, which the kind checks and types itself. */
+export type RunContext = Omit<KindContext<unknown>, 'options'>;
+
+/** A kind as the registry and the worker pool see it, whatever its options. */
+export interface Kind {
+  kind: TaskKind;
+  options: TSchema;
+  validate: ValidateFunction;
+  policy: RetryPolicy;
+  needsInputFile: boolean;
+  urlIsOption: boolean;
+  problems(options: unknown, checks: StepChecks): ErrorDetail[];
+  admit(ports: AdmitPorts, projectId: string, options: unknown): Promise<void>;
+  run(ctx: RunContext, options: unknown, input: KindInput | null): Promise<KindResult>;
+}
+
+export function defineKind<S extends TSchema>(def: KindDefinition<S>): Kind {
+  const validate = ajv.compile<Static<S>>(def.options);
+  // Options reach a kind only through this check, so they have the schema's type in the kind.
+  // Stored tasks are checked again when they run: a task whose options an older mediad accepted
+  // fails clearly instead of running with options the kind does not understand.
+  const checked = (options: unknown): Static<S> => {
+    if (validate(options)) return options;
+    throw new AppError('validation_failed', `the task's options do not fit kind ${def.kind}: ${ajv.errorsText(validate.errors)}`);
+  };
+  return {
+    kind: def.kind,
+    options: def.options,
+    validate,
+    policy: policyOf(def.kind),
+    needsInputFile: def.needsInputFile,
+    urlIsOption: !def.needsInputFile && def.urlIsOption === true,
+    problems: (options, checks) => (validate(options) ? def.problems?.(options, checks) ?? [] : []),
+    admit: async (ports, projectId, options) => {
+      if (def.admit) await def.admit(ports, projectId, checked(options));
+    },
+    run: async (ctx, options, input) => {
+      const o = checked(options);
+      if (!def.needsInputFile) return def.run({ ...ctx, options: o });
+      if (!input) throw new Error(`kind ${def.kind} runs on an input file and got none`);
+      def.check?.(o, input);
+      return def.run({ ...ctx, options: o }, input);
+    },
+  };
+}

@@ -1,0 +1,47 @@
+import type { WebhookAttemptsTable, WebhookDeliveriesTable, WebhookEndpointsTable } from '../db/schema.js';
+
+// Webhook endpoints and deliveries as the API shows them.
+
+function toAttemptObject(a: WebhookAttemptsTable) {
+  const ok = a.status_code !== null && a.status_code >= 200 && a.status_code <= 299 && a.error === null;
+  return { attempt: a.attempt, status: ok ? ('succeeded' as const) : ('failed' as const), status_code: a.status_code, duration_ms: a.duration_ms, error: a.error, created: a.created };
+}
+
+export function toDeliveryObject(d: WebhookDeliveriesTable, attempts: WebhookAttemptsTable[]) {
+  return {
+    id: d.id,
+    object: 'webhook_delivery' as const,
+    endpoint_id: d.endpoint_id,
+    event_id: d.event_id,
+    event_type: d.event_type,
+    url: d.url,
+    status: d.status,
+    // When the next attempt is due; null once the delivery is delivered or failed.
+    next_attempt: d.status === 'pending' ? d.next_attempt : null,
+    attempts: attempts.map(toAttemptObject),
+    created: d.created,
+    updated: d.updated,
+  };
+}
+export type DeliveryObject = ReturnType<typeof toDeliveryObject>;
+
+/**
+ * The endpoint as the API shows it; the secret only when it was just made (create, rotate).
+ * `previousSecretExpires` comes from the overlap rule (webhooks/secrets.ts).
+ */
+export function endpointShape(row: WebhookEndpointsTable, previousSecretExpires: string | null, withSecret = false) {
+  return {
+    id: row.id,
+    object: 'webhook_endpoint' as const,
+    url: row.url,
+    events: JSON.parse(row.events) as string[],
+    description: row.description,
+    status: row.status,
+    failed_deliveries: row.failed_deliveries,
+    ...(withSecret ? { secret: row.secret } : {}),
+    previous_secret_expires: previousSecretExpires,
+    created: row.created,
+    updated: row.updated,
+  };
+}
+export type EndpointObject = ReturnType<typeof endpointShape>;

@@ -1,0 +1,62 @@
+import type { Deps } from '../deps.js';
+import { iso } from '../deps.js';
+import type { TasksTable } from '../db/schema.js';
+import { transact } from '../db/transact.js';
+import type { KindInput, KindResult } from '../kinds/define.js';
+import { complete, wait } from '../queue/task-state.js';
+import { stageLocalFile, stageOutputs, type Staged } from '../services/file-store.js';
+import { parseChain } from '../shapes/events.js';
+import type { FileObject } from '../shapes/files.js';
+import { fileSummary, type TaskTarget } from '../shapes/tasks.js';
+import { advance, startSteps } from '../workflows/runner.js';
+
+/**
+ * Ends a task with what its kind produced, in one transaction opened here: the output files'
+ * rows (their blobs staged first), the task's completion with its event and webhook, and the
+ * next workflow steps. A failed transaction leaves no row and abandons the staged blobs; a lost
+ * lease (the task was cancelled or taken over meanwhile) rolls everything back.
+ */
+export async function applyResult(deps: Deps, task: TasksTable, target: TaskTarget, input: KindInput | null, result: KindResult): Promise<void> {
+  const now = () => iso(deps.clock.now());
+  if ('steps' in result) {
+    if (!input) throw new Error('a workflow runs on an input file');
+    await transact(deps.db, async (trx) => {
+      const parent = await wait(trx, task, now());
+      await startSteps(trx, parent, result.steps, input.file.id, parent.input, now());
+    });
+    return;
+  }
+  if ('output' in result) {
+    await transact(deps.db, async (trx) => advance(trx, await complete(trx, task, { outputFileId: null, output: result.output, results: result.results }, now()), now()));
+    return;
+  }
+  const staged = await stage(deps, task, target, input, result);
+  try {
+    await transact(deps.db, async (trx) => {
+      const [output] = await staged.insert(trx);
+      if (!output) throw new Error('a task stored no output file');
+      await advance(trx, await complete(trx, task, { outputFileId: output.id, output: fileSummary(output) }, now()), now());
+    });
+    staged.committed();
+  } catch (err) {
+    throw await staged.abandon(err);
+  }
+}
+
+/** The files to store: a new file (and media) for an ingest, else outputs in the input's media. */
+async function stage(deps: Deps, task: TasksTable, target: TaskTarget, input: KindInput | null, result: Extract<KindResult, { files: unknown } | { ingested: unknown }>): Promise<Staged<FileObject[]>> {
+  const scope = { projectId: task.project_id, chain: parseChain(task.chain) };
+  if ('ingested' in result) {
+    const { path, ...file } = result.ingested;
+    const one = await stageLocalFile(deps, scope, path, { ...target, ...file });
+    return { ...one, insert: async (trx) => [await one.insert(trx)] };
+  }
+  if (!input) throw new Error('a kind that produces files runs on an input file');
+  const folder = target.folder ?? input.file.folder;
+  return stageOutputs(deps, scope, input.file.media_id, result.files.map((f, i) => ({
+    path: f.path, facts: f, probe: f.probe, folder,
+    // files[0] is the task's output: the task's filename and ref; further files name their own.
+    filename: i === 0 ? target.filename ?? f.filename : f.filename,
+    ref: f.ref !== undefined ? f.ref : i === 0 ? target.ref ?? null : null,
+  })));
+}

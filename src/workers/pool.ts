@@ -1,0 +1,204 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { Deps } from '../deps.js';
+import { iso } from '../deps.js';
+import type { TasksTable } from '../db/schema.js';
+import { transact } from '../db/transact.js';
+import { AppError } from '../errors.js';
+import { randomBase62 } from '../ids.js';
+import type { KindInput, RunContext, TaskSubject } from '../kinds/define.js';
+import { kindEntry } from '../kinds/registry.js';
+import { observeTask } from '../metrics/registry.js';
+import { Poller } from '../poller.js';
+import { policyOf } from '../queue/policies.js';
+import { backoffDelay, classifyFailure } from '../queue/retry.js';
+import { claim, expiredLeases, fail, heartbeat, LeaseLostError, release } from '../queue/task-state.js';
+import { findFileRow } from '../services/files.js';
+import { findMedia } from '../services/media.js';
+import { toFileObject, toMediaObject } from '../shapes/files.js';
+import { toTaskObject, type TaskTarget } from '../shapes/tasks.js';
+import { signals, TASK_CANCELLED, TASK_READY } from '../signals.js';
+import { advance } from '../workflows/runner.js';
+import { resolveInput } from './input.js';
+import { applyResult } from './outcome.js';
+
+const PROGRESS_WRITE_MS = 500;
+
+/** The kind's own options: a task's `options` also show where its output goes (its target). */
+function kindOptions(task: TasksTable): Record<string, unknown> {
+  const { folder: _folder, filename: _filename, ref: _ref, ...options } = JSON.parse(task.options) as Record<string, unknown>;
+  return options;
+}
+
+export interface PoolOptions {
+  concurrency: number;
+  leaseMs: number;
+  /** How often to look for work nobody signalled (other processes' tasks, retries coming due). */
+  pollMs: number;
+  /** On shutdown, how long running tasks may take to finish before they are put back. */
+  drainMs: number;
+}
+
+/** Why a running task was stopped: its abort reason tells the pool what to do with the row. */
+class StopReason extends Error {
+  constructor(readonly kind: 'cancelled' | 'lease_lost' | 'shutdown') {
+    super(kind);
+  }
+}
+
+/**
+ * Runs tasks from the tasks table: claim, resolve the input, run the kind, store what it made and
+ * end the task. Each claim is a lease renewed by heartbeats; a task whose heartbeat fails
+ * (cancelled, or taken over after an expired lease) is aborted, which kills its FFmpeg process
+ * group. An expired lease elsewhere is put back for another attempt.
+ */
+export class WorkerPool {
+  readonly owner = `${os.hostname()}:${process.pid}:${randomBase62(6)}`;
+  private readonly running = new Map<string, AbortController>();
+  private readonly poller: Poller;
+  private readonly onCancel = (id: string) => this.running.get(id)?.abort(new StopReason('cancelled'));
+
+  constructor(private readonly deps: Deps, private readonly opts: PoolOptions) {
+    this.poller = new Poller({
+      signal: TASK_READY, pollMs: opts.pollMs,
+      pass: async (timer) => {
+        if (timer) await this.recoverExpired().catch((err: unknown) => deps.log.warn({ err }, 'lease recovery failed'));
+        await this.fill();
+      },
+      onError: (err) => deps.log.error({ err }, 'claiming a task failed'),
+    });
+  }
+
+  start(): void {
+    signals.on(TASK_CANCELLED, this.onCancel);
+    this.poller.start();
+  }
+
+  /** Stops claiming; running tasks get `drainMs` to finish, then are aborted and released for another worker. */
+  async stop(graceMs = this.opts.drainMs): Promise<void> {
+    await this.poller.stop();
+    signals.off(TASK_CANCELLED, this.onCancel);
+    const deadline = Date.now() + graceMs;
+    while (this.running.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    for (const c of this.running.values()) c.abort(new StopReason('shutdown'));
+    while (this.running.size > 0) await new Promise((r) => setTimeout(r, 20));
+  }
+
+  get busy(): number {
+    return this.running.size;
+  }
+
+  /** Claims while there are free slots and due tasks; each task ending asks for another pass. */
+  private async fill(): Promise<void> {
+    while (!this.poller.isStopped && this.running.size < this.opts.concurrency) {
+      const task = await claim(this.deps.db, this.owner, this.opts.leaseMs, this.deps.clock.now());
+      if (!task) break;
+      const controller = new AbortController();
+      this.running.set(task.id, controller);
+      void this.run(task, controller).finally(() => {
+        this.running.delete(task.id);
+        this.poller.wake();
+      });
+    }
+  }
+
+  private async recoverExpired(): Promise<void> {
+    const now = this.deps.clock.now();
+    for (const task of await expiredLeases(this.deps.db, now)) {
+      if (task.attempts >= task.max_attempts) {
+        await this.end(task, { code: 'worker_lost', message: `the worker running this task stopped responding ${task.attempts} times` });
+      } else if (await release(this.deps.db, task, now, now)) {
+        this.deps.log.warn({ task: task.id, owner: task.lease_owner }, 'lease expired: task put back');
+      }
+    }
+  }
+
+  /** Fails the task for good, ending its workflow step; false when it was not ours any more. */
+  private async end(task: TasksTable, failure: { code: string; message: string }): Promise<boolean> {
+    return transact(this.deps.db, async (trx) => {
+      const now = iso(this.deps.clock.now());
+      const row = await fail(trx, task, failure, now);
+      if (row) await advance(trx, row, now);
+      return row !== undefined;
+    });
+  }
+
+  private async run(task: TasksTable, controller: AbortController): Promise<void> {
+    const { deps } = this;
+    const kind = kindEntry(task.kind);
+    const policy = policyOf(task.kind);
+    const log = deps.log.child({ task: task.id, kind: task.kind, attempt: task.attempts });
+    let progress: number | undefined;
+    let progressWritten = 0;
+    const beat = setInterval(() => {
+      heartbeat(deps.db, task, this.opts.leaseMs, deps.clock.now(), progress)
+        .then((ours) => { if (!ours) controller.abort(new StopReason('lease_lost')); })
+        .catch((err: unknown) => log.warn({ err }, 'heartbeat failed'));
+    }, Math.max(50, Math.floor(this.opts.leaseMs / 3)));
+    const timeout = setTimeout(() => controller.abort(Object.assign(new Error('task timeout'), { reason: 'timeout' })), policy.timeoutMs);
+    const workDir = await fs.mkdtemp(path.join(deps.tmpDir, `task-${task.id}-`));
+    try {
+      if (!kind) throw new AppError('kind_not_supported', `kind "${task.kind}" is not implemented in this mediad yet`);
+      const target = JSON.parse(task.target) as TaskTarget;
+      const input: KindInput | null = kind.needsInputFile ? await resolveInput(deps, task, workDir, controller.signal) : null;
+      const ctx: RunContext = {
+        task, target, signal: controller.signal, workDir, timeoutMs: policy.timeoutMs, log,
+        config: deps.config, outbound: deps.outbound,
+        describe: () => this.describe(task, input),
+        progress: (p) => {
+          progress = Math.max(progress ?? 0, Math.min(99, Math.round(p)));
+          // Stored at most twice a second, apart from the (slower) heartbeat, so clients see it move.
+          if (Date.now() - progressWritten < PROGRESS_WRITE_MS) return;
+          progressWritten = Date.now();
+          void heartbeat(deps.db, task, this.opts.leaseMs, deps.clock.now(), progress).catch(() => undefined);
+        },
+      };
+      const result = await kind.run(ctx, kindOptions(task), input);
+      controller.signal.throwIfAborted();
+      await applyResult(deps, task, target, input, result);
+      log.info({ ms: Date.now() - Date.parse(task.started ?? task.created) }, 'task completed');
+      observeTask(task, 'completed', deps.clock.now()); // metrics
+    } catch (err) {
+      await this.handleFailure(task, controller, err, log);
+    } finally {
+      clearInterval(beat);
+      clearTimeout(timeout);
+      await fs.rm(workDir, { recursive: true, force: true });
+    }
+  }
+
+  /** The task, its media and its input file as the API shows them. */
+  private async describe(task: TasksTable, input: KindInput | null): Promise<TaskSubject> {
+    const { publicUrl } = this.deps.config;
+    const file = input?.file ?? (task.input_file_id ? await findFileRow(this.deps, task.project_id, task.input_file_id) : undefined);
+    const media = file ? await findMedia(this.deps.db, task.project_id, file.media_id) : undefined;
+    return { task: toTaskObject(task), media: media ? toMediaObject(publicUrl, media, []) : null, file: file ? toFileObject(publicUrl, file) : null };
+  }
+
+  private async handleFailure(task: TasksTable, controller: AbortController, err: unknown, log: Deps['log']): Promise<void> {
+    const reason: unknown = controller.signal.aborted ? controller.signal.reason : undefined;
+    if (err instanceof LeaseLostError || (reason instanceof StopReason && reason.kind !== 'shutdown')) {
+      log.info({ reason: reason instanceof StopReason ? reason.kind : 'lease_lost' }, 'task stopped');
+      observeTask(task, 'cancelled', this.deps.clock.now()); // metrics
+      return;
+    }
+    const now = this.deps.clock.now();
+    if (reason instanceof StopReason) {
+      await release(this.deps.db, task, now, now); // shutdown: another worker picks it up
+      return;
+    }
+    const failure = classifyFailure(reason ?? err);
+    if (failure.code === 'internal_error') log.error({ err }, 'task failed');
+    if (failure.transient && task.attempts < task.max_attempts) {
+      const delay = backoffDelay(policyOf(task.kind), task.attempts);
+      await release(this.deps.db, task, new Date(now.getTime() + delay), now, { code: failure.code, message: failure.message });
+      log.warn({ code: failure.code, retryInMs: delay }, 'task failed; will retry');
+      observeTask(task, 'retrying', now); // metrics
+    } else {
+      await this.end(task, failure);
+      log.info({ code: failure.code }, 'task failed');
+      observeTask(task, 'failed', now); // metrics
+    }
+  }
+}
