@@ -3,8 +3,7 @@ import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import { listBody, objectBody } from '../http/envelope.js';
 import { IdParams, Nullable, errorResponses, listEnvelope, objectEnvelope, plainPageQuery } from '../http/schemas.js';
-import { createAutomation, deleteAutomation, getAutomation, listAutomations, updateAutomation, type AutomationInput, type Trigger } from '../services/automations.js';
-import type { Step } from '../workflows/steps.js';
+import { createAutomation, deleteAutomation, getAutomation, listAutomations, updateAutomation } from '../services/automations.js';
 import { DeletedSchema } from './file-schemas.js';
 
 const Free = Type.Record(Type.String(), Type.Unknown());
@@ -32,18 +31,17 @@ export const automationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
     listBody(req, base, await listAutomations(deps, req.auth!, req.query)));
 
   app.post('/automations', { schema: { body: CreateBody, response: { 201: objectEnvelope(AutomationSchema), ...errorResponses } } }, async (req, reply) => {
-    const body = req.body as AutomationInput & { trigger: Trigger; workflow: Step[] };
-    const automation = await createAutomation(deps, req.auth!, body);
+    const automation = await createAutomation(deps, req.auth!, req.body);
     return reply.code(201).send(objectBody(req, automation, links(automation.id)));
   });
 
   app.get('/automations/:id', { schema: one }, async (req) => objectBody(req, await getAutomation(deps, req.auth!, req.params.id), links(req.params.id)));
 
   app.patch('/automations/:id', { schema: { ...one, body: PatchBody } }, async (req) =>
-    objectBody(req, await updateAutomation(deps, req.auth!, req.params.id, req.body as AutomationInput), links(req.params.id)));
+    objectBody(req, await updateAutomation(deps, req.auth!, req.params.id, req.body), links(req.params.id)));
 
   app.put('/automations/:id', { schema: { ...one, body: CreateBody } }, async (req) =>
-    objectBody(req, await updateAutomation(deps, req.auth!, req.params.id, req.body as AutomationInput, true), links(req.params.id)));
+    objectBody(req, await updateAutomation(deps, req.auth!, req.params.id, req.body, true), links(req.params.id)));
 
   app.delete('/automations/:id', { schema: { params: IdParams, response: { 200: objectEnvelope(DeletedSchema), ...errorResponses } } }, async (req) => {
     await deleteAutomation(deps, req.auth!, req.params.id);

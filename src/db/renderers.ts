@@ -1,3 +1,4 @@
+import type { PageRequest } from './paginate.js';
 import { fileListJson, type FileRow } from '../shapes/files.js';
 
 // The closed table of renderers: pure functions from a hot read's rows to the JSON text the API
@@ -18,3 +19,18 @@ export interface Renderer<R, Arg> {
 }
 
 export const FILE_LIST: Renderer<FileRow, string> = { name: 'fileList', render: RENDERERS.fileList };
+
+/**
+ * JSON text standing for a T, made by a renderer: an envelope's data that the API writes as it is
+ * (http/json-text.ts; only routes marked nativeJson can send it).
+ */
+export class JsonText<T> {
+  declare private readonly shape: T;
+  constructor(readonly text: string) {}
+}
+
+/** A page whose items were rendered as JSON text where they were read. */
+export interface RenderedPage<T> extends PageRequest {
+  items: JsonText<T[]>;
+  total: number;
+}

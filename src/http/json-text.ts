@@ -1,16 +1,9 @@
-import type { Page } from '../db/paginate.js';
+import { JsonText } from '../db/renderers.js';
 
 // JSON text made where the rows are read (a renderer on the SQLite reader thread, db/hot-reads.ts)
 // and written into the answer as it is: the one place it is spliced into an envelope.
 
-/** JSON text standing for a T, as an envelope's data. Only routes marked nativeJson can send it. */
-export class JsonText<T> {
-  declare private readonly shape: T;
-  constructor(readonly text: string) {}
-}
-
-/** A page whose items were rendered as JSON text where they were read. */
-export type RenderedPage<T> = Omit<Page<T>, 'items'> & { items: JsonText<T[]> };
+export { JsonText };
 
 /** The shape a body holding JsonText members has once serialised (what its schema describes). */
 export type Serialised<B> = { [K in keyof B]: B[K] extends JsonText<infer T> ? T : B[K] };

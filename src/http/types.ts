@@ -1,10 +1,7 @@
 import 'fastify';
+import type { AuthContext } from '../services/keys.js';
 
-export interface AuthContext {
-  orgId: string;
-  projectId: string;
-  keyId: string;
-}
+export type { AuthContext };
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -9,19 +9,25 @@ import { listPage, mapPage, type Page, type PageRequest } from '../db/paginate.j
 import { transact } from '../db/transact.js';
 import { EVENT_TYPES, recordEvent } from '../events/record.js';
 import { stepChecks } from '../kinds/registry.js';
-import { toAutomationObject, type AutomationObject, type Trigger } from '../shapes/automations.js';
+import { toAutomationObject, type AutomationObject } from '../shapes/automations.js';
 import { validateConditions } from '../workflows/conditions.js';
-import { validateWorkflow, type Step } from '../workflows/steps.js';
-
-export type { Trigger };
+import { validateWorkflow } from '../workflows/steps.js';
 
 type Scope = { projectId: string };
 
+/** A trigger as sent: checked here (kind, event, conditions) before it is stored. */
+export interface TriggerInput {
+  kind: string;
+  event: string;
+  conditions?: unknown[];
+}
+
+/** An automation as sent; the workflow tree is checked here, each step with its kind's schema. */
 export interface AutomationInput {
   name?: string | null;
   description?: string | null;
-  trigger?: Trigger;
-  workflow?: Step[];
+  trigger?: TriggerInput;
+  workflow?: unknown[];
   status?: 'active' | 'paused';
 }
 
@@ -41,7 +47,7 @@ function check(input: AutomationInput): void {
 
 const notFound = (id: string) => new AppError('not_found', `no automation ${id} in this project`);
 
-export async function createAutomation(deps: Deps, scope: Scope, input: AutomationInput & { trigger: Trigger; workflow: Step[] }): Promise<AutomationObject> {
+export async function createAutomation(deps: Deps, scope: Scope, input: AutomationInput & { trigger: TriggerInput; workflow: unknown[] }): Promise<AutomationObject> {
   check(input);
   return transact(deps.db, async (trx) => {
     const now = iso(deps.clock.now());

@@ -9,7 +9,7 @@ import { readCounter, readFile, readFilesPageJson } from '../db/hot-reads.js';
 import { transact } from '../db/transact.js';
 import { AppError } from '../errors.js';
 import { recordEvent } from '../events/record.js';
-import { JsonText, type RenderedPage } from '../http/json-text.js';
+import { JsonText, type RenderedPage } from '../db/renderers.js';
 import { FILE_COLUMNS, toFileObject, type FileObject } from '../shapes/files.js';
 import { completeDelete, intendDelete } from './blob-journal.js';
 import { normalizeTarget, notFoundMedia, pathTaken, scratchPath, storeLocalFile, type NewFileInput, type Scope } from './file-store.js';

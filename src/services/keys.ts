@@ -3,13 +3,19 @@ import type { Deps } from '../deps.js';
 import { iso } from '../deps.js';
 import { newId, randomBase62 } from '../ids.js';
 import { newWebhookSecret } from '../webhooks/secrets.js';
-import type { AuthContext } from '../http/types.js';
 
 // API keys are 256-bit random tokens, so a single SHA-256 is the right storage hash
 // (slow password hashes guard low-entropy secrets; these are not).
 const KEY_PREFIX = 'mdk_';
 
 export const hashKey = (key: string): string => createHash('sha256').update(key).digest('hex');
+
+/** Who a request is: the key's project and organisation. */
+export interface AuthContext {
+  orgId: string;
+  projectId: string;
+  keyId: string;
+}
 
 export interface CreatedKey {
   key: string;

@@ -1,5 +1,5 @@
 import type { AutomationsTable } from '../db/schema.js';
-import type { Condition } from '../workflows/conditions.js';
+import type { Condition } from './conditions.js';
 
 export interface Trigger {
   kind: 'event';

@@ -1,17 +1,11 @@
 import type { ErrorDetail } from '../errors.js';
+import { CONDITION_OPS, type Condition, type ConditionOp } from '../shapes/conditions.js';
 
 // Conditions of workflow steps and automation triggers (reference.md Decisions 7):
 // `{prop, value, op?}`, all must hold. Equality by default (strings case-insensitively,
 // numbers numerically); `op` adds thresholds. Pure: the caller supplies the subject.
 
-export const CONDITION_OPS = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'contains', 'exists'] as const;
-export type ConditionOp = (typeof CONDITION_OPS)[number];
-
-export interface Condition {
-  prop: string;
-  value?: unknown;
-  op?: ConditionOp;
-}
+export { CONDITION_OPS, type Condition, type ConditionOp };
 
 /** What props are read from: media fields, `file.<field>` (the input file), `metadata.<key>` (the media's). */
 export interface ConditionSubject {
