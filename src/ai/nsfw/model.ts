@@ -3,13 +3,12 @@
 // installed (core, layers, the WASM backend), not the @tensorflow/tfjs umbrella: nsfwjs's own
 // entry point imports the umbrella, so we take its model definition and run the same steps as
 // NSFWJS.infer (x / 255 on a 224x224 RGB batch of one, then predict) ourselves.
+// TF.js is imported on first use: importing it costs ~0.7 s and ~50 MB, which processes that
+// never classify an image should not pay.
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { readFile } from 'node:fs/promises';
-import * as tf from '@tensorflow/tfjs-core';
-import { loadLayersModel, type LayersModel } from '@tensorflow/tfjs-layers';
-import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
-import { MobileNetV2Model } from 'nsfwjs/models/mobilenet_v2';
+import type * as Tf from '@tensorflow/tfjs-core';
 import type { RgbImage } from '../../media/index.js';
 import type { EngineInfo } from '../engine.js';
 import { classesFromOutput, type NsfwClasses } from './scores.js';
@@ -52,14 +51,15 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 }
 
 /** The model JSON and the base64 weights bundled in nsfwjs, as TF.js model artifacts. */
-async function artifacts(): Promise<tf.io.ModelArtifacts> {
+async function artifacts(): Promise<Tf.io.ModelArtifacts> {
+  const { MobileNetV2Model } = await import('nsfwjs/models/mobilenet_v2');
   const json: unknown = (await MobileNetV2Model.modelJson()).default;
   const weightLoader = MobileNetV2Model.weightBundles[0];
   if (!weightLoader || !isRecord(json) || !Array.isArray(json.weightsManifest)) throw new Error('nsfwjs MobileNetV2 model files are not as expected');
   const weights: unknown = (await weightLoader()).default;
   if (typeof weights !== 'string') throw new Error('nsfwjs MobileNetV2 weights are not as expected');
   const bytes = Buffer.from(weights, 'base64');
-  const weightSpecs: tf.io.WeightsManifestEntry[] = json.weightsManifest.flatMap((g: unknown) => (isRecord(g) && Array.isArray(g.weights) ? g.weights : []));
+  const weightSpecs: Tf.io.WeightsManifestEntry[] = json.weightsManifest.flatMap((g: unknown) => (isRecord(g) && Array.isArray(g.weights) ? g.weights : []));
   return {
     modelTopology: isRecord(json.modelTopology) ? json.modelTopology : {},
     format: typeof json.format === 'string' ? json.format : undefined,
@@ -70,11 +70,14 @@ async function artifacts(): Promise<tf.io.ModelArtifacts> {
 
 async function load(): Promise<NsfwModel> {
   const started = performance.now();
+  const tf = await import('@tensorflow/tfjs-core');
+  const { loadLayersModel } = await import('@tensorflow/tfjs-layers');
+  const { setWasmPaths } = await import('@tensorflow/tfjs-backend-wasm');
   const wasm = require.resolve('@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm.wasm');
   setWasmPaths(`${dirname(wasm)}/`);
   if (!(await tf.setBackend('wasm'))) throw new Error('the TensorFlow.js WASM backend could not start');
   await tf.ready();
-  const model: LayersModel = await loadLayersModel(tf.io.fromMemory(await artifacts()));
+  const model = await loadLayersModel(tf.io.fromMemory(await artifacts()));
   // One prediction now, as nsfwjs does, so the first real image does not pay for kernel setup.
   tf.tidy(() => model.predict(tf.zeros([1, NSFW_INPUT_SIZE, NSFW_INPUT_SIZE, 3])));
   loads++;

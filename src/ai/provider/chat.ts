@@ -21,7 +21,9 @@ export interface StructuredOutput<T> {
   schema: Record<string, unknown>;
   /** OpenAI strict mode: every property required, no additional properties. */
   strict: boolean;
-  validate: ValidateFunction<T>;
+  /** Compiled on first use (module load stays cheap); after a false, `lastErrors()` says why. */
+  validate(value: unknown): value is T;
+  lastErrors(): string;
 }
 
 // One Ajv per schema: Ajv keeps every schema it compiled, so a shared instance would grow
@@ -30,7 +32,19 @@ const newAjv = () => new Ajv({ allErrors: true, strict: false });
 
 /** Compiles a schema once; `T` is what a valid answer is. Throws on a schema ajv cannot compile. */
 export function structuredOutput<T>(name: string, schema: Record<string, unknown>, strict = true): StructuredOutput<T> {
-  return { name, schema, strict, validate: newAjv().compile<T>(schema) };
+  let compiled: ValidateFunction<T> | null = null;
+  const fn = (): ValidateFunction<T> => (compiled ??= newAjv().compile<T>(schema));
+  return {
+    name, schema, strict,
+    validate: (value: unknown): value is T => fn()(value),
+    lastErrors: () => describeAjvErrors(fn().errors),
+  };
+}
+
+/** A compiled-on-first-use validator for provider answers that are not chat outputs. */
+export function lazyValidator<T>(schema: Record<string, unknown>): { validate(value: unknown): value is T; lastErrors(): string } {
+  const out = structuredOutput<T>('check', schema, false);
+  return { validate: out.validate, lastErrors: out.lastErrors };
 }
 
 /** Problems with a caller-supplied JSON schema (empty when usable), e.g. for the prompt kind's option. */
@@ -116,7 +130,7 @@ export async function chatStructured<T>(ep: ProviderEndpoint, req: ChatRequest<T
     throw new ProviderError(`the provider answered 200 to ${at} with content that is not JSON (finish_reason ${String(answer.choices?.[0]?.finish_reason)})`, true, 200, undefined, { cause: err });
   }
   if (!req.output.validate(parsed)) {
-    throw new ProviderError(`the provider answered 200 to ${at} with JSON that does not match the ${req.output.name} schema: ${describeAjvErrors(req.output.validate.errors)}`, true, 200);
+    throw new ProviderError(`the provider answered 200 to ${at} with JSON that does not match the ${req.output.name} schema: ${req.output.lastErrors()}`, true, 200);
   }
   const usage = usageOf(answer.usage);
   return {

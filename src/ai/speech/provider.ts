@@ -3,11 +3,10 @@
 // OpenAI at 25 MB), answers in verbose_json with word and segment times merged into one result.
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Ajv } from 'ajv';
 import { encodePcmSlice, type SpeechUploadFormat } from '../../media/index.js';
 import { ProviderError } from '../errors.js';
 import { progressReporter, subProgress } from '../progress.js';
-import { describeAjvErrors } from '../provider/chat.js';
+import { lazyValidator } from '../provider/chat.js';
 import { providerRequest, type ProviderEndpoint } from '../provider/client.js';
 import { languageCode } from './languages.js';
 import { prepareSpeechAudio, withScratch, type SpeechInputOptions } from './prepare.js';
@@ -32,7 +31,7 @@ interface VerboseTranscription { language?: string; duration?: number; text?: st
 
 const num = { type: 'number' };
 const speaker = { type: ['string', 'number'] };
-const validateVerbose = new Ajv({ allErrors: true, strict: false }).compile<VerboseTranscription>({
+const verbose = lazyValidator<VerboseTranscription>({
   type: 'object',
   properties: {
     language: { type: 'string' },
@@ -121,8 +120,8 @@ export async function transcribeWithProvider(input: string, opts: ProviderSpeech
       const previous = all.slice(-3).map((s) => s.text).join(' ').slice(-200);
       if (previous) form.append('prompt', previous);
       const answer = await providerRequest(opts.endpoint, 'POST', '/audio/transcriptions', { form }, opts.signal);
-      if (!validateVerbose(answer)) {
-        throw new ProviderError(`the provider answered 200 to POST /audio/transcriptions with JSON that is not verbose_json: ${describeAjvErrors(validateVerbose.errors)}`, true, 200);
+      if (!verbose.validate(answer)) {
+        throw new ProviderError(`the provider answered 200 to POST /audio/transcriptions with JSON that is not verbose_json: ${verbose.lastErrors()}`, true, 200);
       }
       const lang = languageCode(answer.language);
       if (lang) languages.push(lang);
