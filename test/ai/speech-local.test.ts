@@ -30,7 +30,7 @@ before(async () => {
   work = await mkdtemp(join(tmpdir(), 'mediad-ai-speech-'));
 });
 after(async () => {
-  await rm(work, { recursive: true, force: true });
+  if (work) await rm(work, { recursive: true, force: true });
 });
 
 const text = (r: { words: { text: string }[] }) => r.words.map((w) => w.text).join(' ');

@@ -96,7 +96,8 @@ export async function sceneVideo(scenes: readonly Scene[], cardSeconds = 2, cont
   const sceneSeconds = cardSeconds + contentSeconds;
   const inputs = scenes.flatMap((s) => [
     '-f', 'lavfi', '-i', `color=c=0x1c2a5a:s=${size}:r=25:d=${cardSeconds},drawtext=fontfile=${TITLE_FONT}:text='${s.title}':fontsize=44:fontcolor=white:x=(w-tw)/2:y=(h-th)/2`,
-    '-f', 'lavfi', '-i', `${s.source}=size=${size}:rate=25:duration=${contentSeconds}`,
+    // -t as an input option: not every lavfi source has a duration option (mandelbrot has none).
+    '-f', 'lavfi', '-t', String(contentSeconds), '-i', `${s.source}=size=${size}:rate=25`,
   ]);
   const n = scenes.length * 2;
   const filter = `${Array.from({ length: n }, (_, i) => `[${i}:v]setsar=1[v${i}]`).join(';')};${Array.from({ length: n }, (_, i) => `[v${i}]`).join('')}concat=n=${n}:v=1:a=0,format=yuv420p[out]`;
