@@ -119,7 +119,10 @@ export async function transcribeWithProvider(input: string, opts: ProviderSpeech
       // The end of the previous chunk keeps spelling and style continuous across the cut.
       const previous = all.slice(-3).map((s) => s.text).join(' ').slice(-200);
       if (previous) form.append('prompt', previous);
-      const answer = await providerRequest(opts.endpoint, 'POST', '/audio/transcriptions', { form }, opts.signal);
+      // Without a configured timeout, allow real time for the chunk on top of the usual 120 s:
+      // a Whisper server on a CPU can take about as long as the audio.
+      const timeoutMs = opts.endpoint.timeoutMs ?? 120_000 + (chunk.end - chunk.start) * 1000;
+      const answer = await providerRequest({ ...opts.endpoint, timeoutMs }, 'POST', '/audio/transcriptions', { form }, opts.signal);
       if (!verbose.validate(answer)) {
         throw new ProviderError(`the provider answered 200 to POST /audio/transcriptions with JSON that is not verbose_json: ${verbose.lastErrors()}`, true, 200);
       }
