@@ -148,7 +148,7 @@ describe('transcribeLocal (pocketsphinx)', () => {
     const ac = new AbortController();
     const run = transcribeLocal(wav, { workDir: dir, signal: ac.signal });
     let pids: number[] = [];
-    for (let i = 0; i < 200 && pids.length === 0; i++) {
+    for (let i = 0; i < 400 && pids.length === 0; i++) {
       await sleep(25);
       pids = await pocketsphinxPids(dir);
     }
