@@ -40,3 +40,19 @@ export {
   buildVideoArgs, codecAllowedIn, DEFAULT_PRESETS, defaultCodecFor, presetAllowed, VIDEO_PRESETS, videoFilters,
   videoOutputFormat, type Fit, type Position, type VideoFormat, type VideoOptions,
 } from './video-args.js';
+export {
+  decodeSpeechPcm, encodePcmSlice, pcmOffset, readPcm, slicePcm, SPEECH_BYTES_PER_SECOND, SPEECH_SAMPLE_RATE, speechPcmArgs,
+  wavHeader, type SpeechPcmOptions, type SpeechUploadFormat,
+} from './speech-audio.js';
+export {
+  DEFAULT_POCKETSPHINX_MODEL, missingModelFiles, parsePocketsphinxLine, pocketsphinxArgs, runPocketsphinx,
+  type PocketsphinxModel, type PocketsphinxRunOptions, type PocketsphinxWord,
+} from './pocketsphinx.js';
+export {
+  DEFAULT_TESSERACT_BINARY, parseTesseractTsv, runTesseract, tesseractArgs, type OcrWord, type TesseractOptions,
+} from './tesseract.js';
+export { detectSceneCuts, parseScdetLine, sceneDetectArgs, type SceneCut, type SceneDetectOptions } from './scene-detect.js';
+export {
+  imageDataUrl, imageToRgb, videoRgbFrames, videoRgbFramesArgs, type RgbImage, type VideoFrameSample,
+} from './model-input.js';
+export { debianPackageVersion, ffmpegHasFilter, runTool, toolVersion, type ToolRun } from './tool-info.js';
