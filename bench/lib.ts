@@ -249,7 +249,10 @@ export async function summarizeProfile(dir: string, top = 15): Promise<ProfileSu
     const seen = new Set<string>();
     for (let n: number | undefined = id; n !== undefined; n = parent.get(n)) {
       const a = describe(n);
-      if (a.own && !seen.has(a.fn)) seen.add(a.fn), inclusive.set(a.fn, (inclusive.get(a.fn) ?? 0) + us);
+      if (a.own && !seen.has(a.fn)) {
+        seen.add(a.fn);
+        inclusive.set(a.fn, (inclusive.get(a.fn) ?? 0) + us);
+      }
     }
   }
   const sorted = (m: Map<string, number>) => [...m].sort((a, b) => b[1] - a[1]).slice(0, top).map(([k, v]) => [k, v / 1000] as [string, number]);

@@ -31,11 +31,11 @@ class CodeMigrationProvider implements MigrationProvider {
  * others wait for it, then find nothing left to apply.
  */
 class LockingSqliteAdapter extends SqliteAdapter {
-  override async acquireMigrationLock(db: Kysely<any>): Promise<void> {
+  override async acquireMigrationLock(db: Kysely<unknown>): Promise<void> {
     await sql`begin immediate`.execute(db);
   }
 
-  override async releaseMigrationLock(db: Kysely<any>): Promise<void> {
+  override async releaseMigrationLock(db: Kysely<unknown>): Promise<void> {
     await sql`commit`.execute(db);
   }
 }

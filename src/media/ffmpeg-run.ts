@@ -61,7 +61,7 @@ export class ProgressParser {
 export function failureLine(stderrTail: string): string {
   const last = stderrTail.split('\n').map((l) => l.trim()).filter(Boolean).pop() ?? '';
   // A trailing ':' is ffmpeg's separator ("file:/x/in.mp4: Invalid data"), not part of the path.
-  return last.replace(/(^|[\s'"(\[])(?:file:)?\/[^\s'")\]]*[^\s'")\]:]/g, '$1<file>');
+  return last.replace(/(^|[\s'"([])(?:file:)?\/[^\s'")\]]*[^\s'")\]:]/g, '$1<file>');
 }
 
 export async function runFfmpeg(args: readonly string[], opts: FfmpegRunOptions): Promise<{ stderr: string }> {

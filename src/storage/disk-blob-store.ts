@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { AppError } from '../errors.js';
-import type { BlobStat, BlobStore, ByteRange } from './blob-store.js';
+import type { BlobStore, ByteRange } from './blob-store.js';
 import { errCode, fsyncDir, ignoreMissing, syncFile } from './fs-helpers.js';
 import { isValidKey, validateKey, validatePrefix } from './keys.js';
 

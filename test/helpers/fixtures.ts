@@ -127,7 +127,10 @@ function lyingMkv(real: number, declared: number): Recipe {
       let tags = 0;
       for (let i = buf.indexOf('DURATION'); i >= 0; i = buf.indexOf('DURATION', i + 1)) {
         const m = /\d{2}:\d{2}:\d{2}\.\d{9}/.exec(buf.subarray(i, i + 40).toString('latin1'));
-        if (m) fake.copy(buf, i + m.index), tags++;
+        if (m) {
+          fake.copy(buf, i + m.index);
+          tags++;
+        }
       }
       if (tags !== 2) throw new Error(`fixture: expected 2 DURATION tags, found ${tags}`);
       await writeFile(out, buf);

@@ -151,7 +151,7 @@ export async function runFuzz(env: FuzzEnv, opts: FuzzOptions): Promise<FuzzResu
   for (let i = 0; i < opts.count; i++) {
     const req = makeRequest(makeRandom(mixSeed(opts.seed, i)), target);
     let status: number;
-    let headers: Record<string, string> = {};
+    const headers: Record<string, string> = {};
     let body: Buffer;
     try {
       const res = await request(`${t.base}${req.path}`, { method: req.method as 'GET', headers: req.headers, body: req.body, dispatcher: t.agent, headersTimeout: 30_000, bodyTimeout: 30_000 });
