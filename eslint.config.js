@@ -8,24 +8,53 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 /** Imports of mediad's own folders (`../<folder>/…`) that a floor may not make. */
-const folders = (names) => names.map((n) => ({ group: [`../${n}/*`, `../../${n}/*`], message: `this floor may not import from src/${n}/ (see eslint.config.js and DESIGN.md)` }));
+const folders = (names) =>
+  names.map((n) => ({
+    group: [`../${n}/*`, `../../${n}/*`],
+    message: `this floor may not import from src/${n}/ (see eslint.config.js and DESIGN.md)`,
+  }));
 /** The modules only one folder may use. */
 const owned = [
-  { group: ['sharp', 'child_process', 'node:child_process'], message: 'sharp and child processes live in src/media/ only' },
+  {
+    group: ['sharp', 'child_process', 'node:child_process'],
+    message: 'sharp and child processes live in src/media/ only',
+  },
   { group: ['@aws-sdk/*'], message: 'the S3 SDK lives in src/storage/ only' },
   { group: ['undici'], message: 'outbound HTTP goes through the guarded client of src/net/' },
 ];
 const ownedExcept = (keep) => owned.filter((o) => !o.group.some((g) => keep.includes(g)));
 
-const SERVER_SIDE = ['api', 'http', 'workers', 'services', 'kinds', 'workflows', 'queue', 'webhooks', 'events', 'db', 'shapes', 'metrics', 'ratelimit', 'tls'];
+const SERVER_SIDE = [
+  'api',
+  'http',
+  'workers',
+  'services',
+  'kinds',
+  'workflows',
+  'queue',
+  'webhooks',
+  'events',
+  'db',
+  'shapes',
+  'metrics',
+  'ratelimit',
+  'tls',
+];
 
 /** One rule per folder (a later rule for the same files would replace it, not add to it). */
 const restrict = (files, banned, { typesFrom = [], ownedPatterns = owned } = {}) => ({
   files,
   rules: {
-    '@typescript-eslint/no-restricted-imports': ['error', {
-      patterns: [...ownedPatterns, ...folders(banned), ...folders(typesFrom).map((p) => ({ ...p, allowTypeImports: true }))],
-    }],
+    '@typescript-eslint/no-restricted-imports': [
+      'error',
+      {
+        patterns: [
+          ...ownedPatterns,
+          ...folders(banned),
+          ...folders(typesFrom).map((p) => ({ ...p, allowTypeImports: true })),
+        ],
+      },
+    ],
   },
 });
 
@@ -37,26 +66,39 @@ export default tseslint.config(
     languageOptions: { globals: { ...globals.node } },
     rules: {
       // Unused names that start with _ are deliberate (a destructured field left out).
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' },
+      ],
     },
   },
   {
     // The environment is read in one place: src/config.ts.
     files: ['src/**/*.ts'],
     ignores: ['src/config.ts'],
-    rules: { 'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'read configuration in src/config.ts only' }] },
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        { object: 'process', property: 'env', message: 'read configuration in src/config.ts only' },
+      ],
+    },
   },
   restrict(['src/*.ts'], []),
   restrict(['src/api/**'], ['workers']),
   restrict(['src/http/**'], ['api', 'workers']),
   restrict(['src/workers/**'], ['api', 'http']),
   restrict(['src/services/**'], ['api', 'http', 'workers']),
-  restrict(['src/kinds/**'], ['api', 'http', 'workers', 'services', 'webhooks', 'events', 'metrics', 'ratelimit'], { typesFrom: ['db'] }),
+  restrict(['src/kinds/**'], ['api', 'http', 'workers', 'services', 'webhooks', 'events', 'metrics', 'ratelimit'], {
+    typesFrom: ['db'],
+  }),
   restrict(['src/workflows/**'], ['api', 'http', 'workers', 'services', 'kinds', 'webhooks', 'events', 'metrics']),
   restrict(['src/queue/**'], ['api', 'http', 'workers', 'services', 'kinds', 'workflows', 'metrics']),
   restrict(['src/webhooks/**'], ['api', 'http', 'workers', 'services', 'kinds', 'workflows', 'queue']),
   restrict(['src/events/**'], ['api', 'http', 'workers', 'services', 'kinds', 'workflows', 'queue', 'webhooks']),
-  restrict(['src/db/**'], ['api', 'http', 'workers', 'services', 'kinds', 'workflows', 'queue', 'webhooks', 'events', 'metrics']),
+  restrict(
+    ['src/db/**'],
+    ['api', 'http', 'workers', 'services', 'kinds', 'workflows', 'queue', 'webhooks', 'events', 'metrics'],
+  ),
   // Shapes are pure functions over rows: types may come from below, nothing runs from elsewhere.
   restrict(['src/shapes/**'], [], { typesFrom: SERVER_SIDE.filter((f) => f !== 'shapes') }),
   // The bottom: media, storage, net and ai import nothing from the server side.

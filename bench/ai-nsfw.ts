@@ -38,9 +38,15 @@ async function benchImage(path: string) {
   const tf = await import('@tensorflow/tfjs-core');
   const method = (name: string, fn: (this: InstanceType<typeof tf.Tensor>, ...a: never[]) => unknown) =>
     Object.defineProperty(tf.Tensor.prototype, name, { value: fn, configurable: true, writable: true });
-  method('toFloat', function () { return tf.cast(this, 'float32'); });
-  method('div', function (b: never) { return tf.div(this, b); });
-  method('reshape', function (shape: never) { return tf.reshape(this, shape); });
+  method('toFloat', function () {
+    return tf.cast(this, 'float32');
+  });
+  method('div', function (b: never) {
+    return tf.div(this, b);
+  });
+  method('reshape', function (shape: never) {
+    return tf.reshape(this, shape);
+  });
   const nsfwjs = await import('nsfwjs');
   const t0 = performance.now();
   const reference = await nsfwjs.load('MobileNetV2');
@@ -81,9 +87,14 @@ async function benchImage(path: string) {
   const predictions = await competitor();
   return {
     image: `${info.width}x${info.height}`,
-    firstCallMs: firstMs, engineModelLoadMs: loadMs, nsfwjsLoadMs,
-    engineMs: median(engine), nsfwjsMs: median(other), nsfwjsClassifyOnlyMs: median(classifyOnly),
-    ratio: median(ratios), target: 1.5,
+    firstCallMs: firstMs,
+    engineModelLoadMs: loadMs,
+    nsfwjsLoadMs,
+    engineMs: median(engine),
+    nsfwjsMs: median(other),
+    nsfwjsClassifyOnlyMs: median(classifyOnly),
+    ratio: median(ratios),
+    target: 1.5,
     engineScores: { nudity: first.nudity, sexual: first.sexual, classes: first.classes },
     nsfwjsTop: predictions[0],
   };
@@ -92,22 +103,43 @@ async function benchImage(path: string) {
 async function benchVideo() {
   const path = await fixture('video-1080p-10s');
   const r = await nsfwVideo(path, { interval: 0.25 });
-  return { video: '10 s 1080p H.264', interval: 0.25, frames: r.frames?.count ?? 0, framesPerSecond: r.frames?.per_second ?? 0 };
+  return {
+    video: '10 s 1080p H.264',
+    interval: 0.25,
+    frames: r.frames?.count ?? 0,
+    framesPerSecond: r.frames?.per_second ?? 0,
+  };
 }
 
 registerUmbrellaShim();
 const small = await benchImage(await fixture('image-jpeg'));
 const large = await benchImage(await fixture('image-jpeg-4000x3000'));
 const video = await benchVideo();
-const results = { date: new Date().toISOString(), node: process.version, cpus: os.availableParallelism(), runs: RUNS, small, large, video };
+const results = {
+  date: new Date().toISOString(),
+  node: process.version,
+  cpus: os.availableParallelism(),
+  runs: RUNS,
+  small,
+  large,
+  video,
+};
 const file = await writeResults('ai-nsfw', results);
 console.log(`\nnsfw: one image, file -> scores, median of ${RUNS} (warm model; TF.js WASM backend)`);
 for (const r of [small, large]) {
-  console.log(`  ${r.image} JPEG: engine ${fmt(r.engineMs)} ms | nsfwjs (sharp decode + tensor + classify) ${fmt(r.nsfwjsMs)} ms `
-    + `(classify alone ${fmt(r.nsfwjsClassifyOnlyMs)} ms) | engine/nsfwjs ${r.ratio.toFixed(2)}x (target <= 1.5) ${r.ratio <= 1.5 ? 'PASS' : 'FAIL'}`);
+  console.log(
+    `  ${r.image} JPEG: engine ${fmt(r.engineMs)} ms | nsfwjs (sharp decode + tensor + classify) ${fmt(r.nsfwjsMs)} ms ` +
+      `(classify alone ${fmt(r.nsfwjsClassifyOnlyMs)} ms) | engine/nsfwjs ${r.ratio.toFixed(2)}x (target <= 1.5) ${r.ratio <= 1.5 ? 'PASS' : 'FAIL'}`,
+  );
   const top = Object.entries(r.engineScores.classes).sort((a, b) => b[1] - a[1])[0]!;
-  console.log(`    top class: engine ${top[0]} ${top[1].toFixed(3)}, nsfwjs ${r.nsfwjsTop?.className} ${r.nsfwjsTop?.probability.toFixed(3)}`);
+  console.log(
+    `    top class: engine ${top[0]} ${top[1].toFixed(3)}, nsfwjs ${r.nsfwjsTop?.className} ${r.nsfwjsTop?.probability.toFixed(3)}`,
+  );
 }
-console.log(`  first call (TF.js import, WASM start, model load, classify): ${fmt(small.firstCallMs)} ms, of which model ready after ${fmt(small.engineModelLoadMs)} ms; nsfwjs.load on the warm backend ${fmt(small.nsfwjsLoadMs)} ms`);
-console.log(`video: ${video.video}, a frame every ${video.interval} s: ${video.frames} frames at ${fmt(video.framesPerSecond)} frames/s (ffmpeg sampling + classify)`);
+console.log(
+  `  first call (TF.js import, WASM start, model load, classify): ${fmt(small.firstCallMs)} ms, of which model ready after ${fmt(small.engineModelLoadMs)} ms; nsfwjs.load on the warm backend ${fmt(small.nsfwjsLoadMs)} ms`,
+);
+console.log(
+  `video: ${video.video}, a frame every ${video.interval} s: ${video.frames} frames at ${fmt(video.framesPerSecond)} frames/s (ffmpeg sampling + classify)`,
+);
 console.log(`results: ${file}`);

@@ -56,7 +56,10 @@ const SENTENCES = [
   'Have a good week and see you all on Monday.',
 ];
 
-interface DirectRun { ms: number; words: string[] }
+interface DirectRun {
+  ms: number;
+  words: string[];
+}
 
 /** pocketsphinx_continuous on the WAV, exactly as documented for this model; stdout parsed the same way. */
 function direct(wav: string): Promise<DirectRun> {
@@ -69,7 +72,10 @@ function direct(wav: string): Promise<DirectRun> {
     child.on('error', reject);
     child.on('close', (code) => {
       if (code !== 0) return reject(new Error(`pocketsphinx_continuous exited with ${code}`));
-      const words = out.split('\n').map(parsePocketsphinxLine).flatMap((w) => (w ? [w.word] : []));
+      const words = out
+        .split('\n')
+        .map(parsePocketsphinxLine)
+        .flatMap((w) => (w ? [w.word] : []));
       resolve({ ms: performance.now() - started, words });
     });
   });
@@ -117,13 +123,26 @@ try {
 
 const ratio = median(engineMs.map((e, i) => e / directMs[i]!));
 const results = {
-  date: new Date().toISOString(), node: process.version, cpus: os.availableParallelism(), runs: RUNS,
-  audioSeconds: duration, chunks, engineMs: median(engineMs), directMs: median(directMs), ratio, target: 1.1,
+  date: new Date().toISOString(),
+  node: process.version,
+  cpus: os.availableParallelism(),
+  runs: RUNS,
+  audioSeconds: duration,
+  chunks,
+  engineMs: median(engineMs),
+  directMs: median(directMs),
+  ratio,
+  target: 1.1,
   realTimeFactor: median(engineMs) / 1000 / duration,
-  werEngine: wordErrorRate(reference, engineText), werDirect: wordErrorRate(reference, directText),
+  werEngine: wordErrorRate(reference, engineText),
+  werDirect: wordErrorRate(reference, directText),
 };
 const file = await writeResults('ai-speech', results);
 console.log(`\nspeech: ${fmt(duration)} s of flite speech (16 kHz mono WAV), median of ${RUNS} pairs`);
-console.log(`  engine ${fmt(results.engineMs, 0)} ms (${chunks} chunks) | pocketsphinx_continuous directly ${fmt(results.directMs, 0)} ms | ratio ${ratio.toFixed(3)}x (target <= 1.10) ${ratio <= 1.1 ? 'PASS' : 'FAIL'}`);
-console.log(`  real-time factor ${results.realTimeFactor.toFixed(3)} | WER engine ${results.werEngine.toFixed(3)}, direct ${results.werDirect.toFixed(3)}`);
+console.log(
+  `  engine ${fmt(results.engineMs, 0)} ms (${chunks} chunks) | pocketsphinx_continuous directly ${fmt(results.directMs, 0)} ms | ratio ${ratio.toFixed(3)}x (target <= 1.10) ${ratio <= 1.1 ? 'PASS' : 'FAIL'}`,
+);
+console.log(
+  `  real-time factor ${results.realTimeFactor.toFixed(3)} | WER engine ${results.werEngine.toFixed(3)}, direct ${results.werDirect.toFixed(3)}`,
+);
 console.log(`results: ${file}`);

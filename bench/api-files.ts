@@ -8,7 +8,22 @@ import Database from 'better-sqlite3';
 import { newId } from '../src/ids.js';
 import { fileBlobKey } from '../src/storage/keys.js';
 import {
-  cpuMs, createKeyCli, fmt, freePort, median, mediadEnv, removeDir, request, startMediad, startRole, summarizeProfile, table, tempDataDir, verdict, wrk, writeResults,
+  cpuMs,
+  createKeyCli,
+  fmt,
+  freePort,
+  median,
+  mediadEnv,
+  removeDir,
+  request,
+  startMediad,
+  startRole,
+  summarizeProfile,
+  table,
+  tempDataDir,
+  verdict,
+  wrk,
+  writeResults,
   type WrkResult,
 } from './lib.js';
 
@@ -23,7 +38,10 @@ const TARGET_LIST_P99_MS = 20;
 async function bareServer(tlsDir: string, bodyFile: string, listBodyFile: string): Promise<void> {
   const { default: Fastify } = await import('fastify');
   const [cert, key, body, listBody] = await Promise.all([
-    readFile(path.join(tlsDir, 'server.crt'), 'utf8'), readFile(path.join(tlsDir, 'server.key'), 'utf8'), readFile(bodyFile, 'utf8'), readFile(listBodyFile, 'utf8'),
+    readFile(path.join(tlsDir, 'server.crt'), 'utf8'),
+    readFile(path.join(tlsDir, 'server.key'), 'utf8'),
+    readFile(bodyFile, 'utf8'),
+    readFile(listBodyFile, 'utf8'),
   ]);
   const payload = JSON.parse(body) as unknown;
   const listPayload = JSON.parse(listBody) as unknown;
@@ -57,16 +75,49 @@ function seed(dbFile: string, projectId: string): { sampleId: string; ms: number
     return (row: Record<string, unknown>) => stmt.run(...cols.map((c) => row[c]));
   };
   const mediaRow = (i: number, id: string, k: (typeof KINDS)[number], created: string) => ({
-    id, project_id: projectId, kind: k.kind, title: `Asset ${i}`, alt: null, width: k.w, height: k.h, duration: k.d,
-    background: `#${(((i * 2654435761) >>> 8) & 0xffffff).toString(16).padStart(6, '0')}`, metadata: '{}', created, updated: created,
+    id,
+    project_id: projectId,
+    kind: k.kind,
+    title: `Asset ${i}`,
+    alt: null,
+    width: k.w,
+    height: k.h,
+    duration: k.d,
+    background: `#${(((i * 2654435761) >>> 8) & 0xffffff).toString(16).padStart(6, '0')}`,
+    metadata: '{}',
+    created,
+    updated: created,
   });
   const fileRow = (i: number, id: string, mediaId: string, k: (typeof KINDS)[number], created: string) => ({
-    id, project_id: projectId, media_id: mediaId, kind: k.kind, format: k.format, type: k.type, width: k.w, height: k.h, duration: k.d,
-    filesize: 50_000 + ((i * 7919) % 9_000_000), folder: FOLDERS[i % FOLDERS.length], filename: `asset-${String(i).padStart(6, '0')}.${k.ext}`,
-    ref: 'original', metadata: i % 3 === 0 ? JSON.stringify({ source: 'import', batch: i % 50, tags: ['catalog', 'summer'] }) : '{}',
-    status: 'ready', blob_key: fileBlobKey(projectId, id),
-    probe: JSON.stringify({ kind: k.kind, format: k.format, extension: k.ext, mime: k.type, width: k.w ?? undefined, height: k.h ?? undefined, duration: k.d ?? undefined, hasVideo: k.kind === 'video', hasAudio: k.kind !== 'image' }),
-    created, updated: created,
+    id,
+    project_id: projectId,
+    media_id: mediaId,
+    kind: k.kind,
+    format: k.format,
+    type: k.type,
+    width: k.w,
+    height: k.h,
+    duration: k.d,
+    filesize: 50_000 + ((i * 7919) % 9_000_000),
+    folder: FOLDERS[i % FOLDERS.length],
+    filename: `asset-${String(i).padStart(6, '0')}.${k.ext}`,
+    ref: 'original',
+    metadata: i % 3 === 0 ? JSON.stringify({ source: 'import', batch: i % 50, tags: ['catalog', 'summer'] }) : '{}',
+    status: 'ready',
+    blob_key: fileBlobKey(projectId, id),
+    probe: JSON.stringify({
+      kind: k.kind,
+      format: k.format,
+      extension: k.ext,
+      mime: k.type,
+      width: k.w ?? undefined,
+      height: k.h ?? undefined,
+      duration: k.d ?? undefined,
+      hasVideo: k.kind === 'video',
+      hasAudio: k.kind !== 'image',
+    }),
+    created,
+    updated: created,
   });
   const k0 = KINDS[0];
   const media = insert('media', mediaRow(0, 'med_x', k0, ''));
@@ -111,7 +162,8 @@ async function main(): Promise<void> {
 
     const one = await request(`${mediad.url}/files/${seeded.sampleId}`, { headers: auth, ca: mediad.ca });
     const list = await request(`${mediad.url}/files?limit=20`, { headers: auth, ca: mediad.ca });
-    if (one.status !== 200 || list.status !== 200) throw new Error(`mediad answered ${one.status}/${list.status}: ${one.body.slice(0, 300)}`);
+    if (one.status !== 200 || list.status !== 200)
+      throw new Error(`mediad answered ${one.status}/${list.status}: ${one.body.slice(0, 300)}`);
     const listTotal = (JSON.parse(list.body) as { meta: { total: number } }).meta.total;
     if (listTotal !== FILES) throw new Error(`GET /files total is ${listTotal}, expected ${FILES}`);
     const bodyFile = path.join(dataDir, 'bare-body.json');
@@ -122,7 +174,9 @@ async function main(): Promise<void> {
     children.push(bare);
     const bareUrl = `https://127.0.0.1:${bare.port}/bare`;
     const bareReply = await request(bareUrl, { ca: mediad.ca });
-    console.log(`bodies: GET /files/{id} ${one.body.length} B, GET /files?limit=20 ${list.body.length} B, bare ${bareReply.body.length} B`);
+    console.log(
+      `bodies: GET /files/{id} ${one.body.length} B, GET /files?limit=20 ${list.body.length} B, bare ${bareReply.body.length} B`,
+    );
 
     const cases = [
       { name: '(a) mediad GET /files/{id}', url: `${mediad.url}/files/${seeded.sampleId}` },
@@ -143,21 +197,28 @@ async function main(): Promise<void> {
         const cpuBefore = await cpuMs(server);
         const r = await wrk(c.url, auth, SECONDS, 0);
         // The server's own CPU per answer: what the code costs, apart from wrk sharing the two cores.
-        const cpuUsPerRequest = ((await cpuMs(server)) - cpuBefore) * 1000 / r.requests;
+        const cpuUsPerRequest = (((await cpuMs(server)) - cpuBefore) * 1000) / r.requests;
         if (r.errors) console.log(`  wrk reported: ${r.errors}`);
         measured[i]!.push({ ...r, cpuUsPerRequest });
       }
     }
     const results = cases.map((c, i) => {
       const rounds = measured[i]!;
-      if (rounds.length === 0) return { ...c, rps: 0, p50Ms: 0, p99Ms: 0, requests: 0, cpuUsPerRequest: 0, rounds, errors: 'skipped' };
-      const mid = (f: (r: typeof rounds[0]) => number) => median(rounds.map(f));
+      if (rounds.length === 0)
+        return { ...c, rps: 0, p50Ms: 0, p99Ms: 0, requests: 0, cpuUsPerRequest: 0, rounds, errors: 'skipped' };
+      const mid = (f: (r: (typeof rounds)[0]) => number) => median(rounds.map(f));
       return {
-        ...c, rps: mid((r) => r.rps), p50Ms: mid((r) => r.p50Ms), p99Ms: mid((r) => r.p99Ms), requests: mid((r) => r.requests),
-        cpuUsPerRequest: mid((r) => r.cpuUsPerRequest), rounds, errors: rounds.map((r) => r.errors).find(Boolean) ?? null,
+        ...c,
+        rps: mid((r) => r.rps),
+        p50Ms: mid((r) => r.p50Ms),
+        p99Ms: mid((r) => r.p99Ms),
+        requests: mid((r) => r.requests),
+        cpuUsPerRequest: mid((r) => r.cpuUsPerRequest),
+        rounds,
+        errors: rounds.map((r) => r.errors).find(Boolean) ?? null,
       };
     });
-    const [a, b, c] = results as [typeof results[0], typeof results[0], typeof results[0]];
+    const [a, b, c] = results as [(typeof results)[0], (typeof results)[0], (typeof results)[0]];
     // Paired within each round (measured seconds apart), then the median over the rounds.
     const ratio = a.requests && c.requests ? median(a.rounds.map((x, i) => x.rps / c.rounds[i]!.rps)) : null; // null: a case was skipped (BENCH_ONLY)
     const ratioOk = ratio === null ? null : ratio >= TARGET_RATIO;
@@ -169,28 +230,78 @@ async function main(): Promise<void> {
       await mediad.stop();
       prof = await summarizeProfile(profDir);
     }
-    console.log(`\nmediad API vs bare Fastify (wrk -t2 -c64 -d${SECONDS}s, HTTPS keep-alive, ${FILES} files seeded; median of ${ROUNDS} interleaved rounds)\n`);
-    const each = (r: typeof results[0], f: (x: WrkResult) => number, digits: number) => r.rounds.map((x) => fmt(f(x), digits)).join(' ');
-    console.log(table(['case', 'req/s', 'p50 ms', 'p99 ms', 'server CPU µs/req', 'req/s each round', 'p99 ms each round'], results.map((r) => [
-      r.name, fmt(r.rps, 0), fmt(r.p50Ms, 2), fmt(r.p99Ms, 2), fmt(r.cpuUsPerRequest, 0), each(r, (x) => x.rps, 0), each(r, (x) => x.p99Ms, 1),
-    ])));
-    console.log(`\nratio (a)/(c) req/s (median of the rounds' ratios)  ${ratio === null ? '-' : fmt(ratio, 3)}   target >= ${TARGET_RATIO}   ${judge(ratioOk)}`);
+    console.log(
+      `\nmediad API vs bare Fastify (wrk -t2 -c64 -d${SECONDS}s, HTTPS keep-alive, ${FILES} files seeded; median of ${ROUNDS} interleaved rounds)\n`,
+    );
+    const each = (r: (typeof results)[0], f: (x: WrkResult) => number, digits: number) =>
+      r.rounds.map((x) => fmt(f(x), digits)).join(' ');
+    console.log(
+      table(
+        ['case', 'req/s', 'p50 ms', 'p99 ms', 'server CPU µs/req', 'req/s each round', 'p99 ms each round'],
+        results.map((r) => [
+          r.name,
+          fmt(r.rps, 0),
+          fmt(r.p50Ms, 2),
+          fmt(r.p99Ms, 2),
+          fmt(r.cpuUsPerRequest, 0),
+          each(r, (x) => x.rps, 0),
+          each(r, (x) => x.p99Ms, 1),
+        ]),
+      ),
+    );
+    console.log(
+      `\nratio (a)/(c) req/s (median of the rounds' ratios)  ${ratio === null ? '-' : fmt(ratio, 3)}   target >= ${TARGET_RATIO}   ${judge(ratioOk)}`,
+    );
     console.log(`list p99            ${fmt(b.p99Ms, 2)} ms   target < ${TARGET_LIST_P99_MS} ms   ${judge(p99Ok)}`);
     if (prof) {
-      console.log(`\nCPU profile of mediad (${prof.file}), busy self time ${fmt(prof.totalMs / 1000, 1)} s (warm-ups included):`);
-      console.log(table(['area', 'ms', '%'], prof.areas.map(([k, v]) => [k, fmt(v, 0), fmt((100 * v) / prof!.totalMs, 1)])));
+      console.log(
+        `\nCPU profile of mediad (${prof.file}), busy self time ${fmt(prof.totalMs / 1000, 1)} s (warm-ups included):`,
+      );
+      console.log(
+        table(
+          ['area', 'ms', '%'],
+          prof.areas.map(([k, v]) => [k, fmt(v, 0), fmt((100 * v) / prof!.totalMs, 1)]),
+        ),
+      );
       console.log('');
-      console.log(table(['function (self)', 'ms', '%'], prof.functions.map(([k, v]) => [k.slice(0, 110), fmt(v, 0), fmt((100 * v) / prof!.totalMs, 1)])));
+      console.log(
+        table(
+          ['function (self)', 'ms', '%'],
+          prof.functions.map(([k, v]) => [k.slice(0, 110), fmt(v, 0), fmt((100 * v) / prof!.totalMs, 1)]),
+        ),
+      );
       console.log('');
-      console.log(table(['src/ function (inclusive)', 'ms', '%'], prof.inclusive.map(([k, v]) => [k.slice(0, 110), fmt(v, 0), fmt((100 * v) / prof!.totalMs, 1)])));
+      console.log(
+        table(
+          ['src/ function (inclusive)', 'ms', '%'],
+          prof.inclusive.map(([k, v]) => [k.slice(0, 110), fmt(v, 0), fmt((100 * v) / prof!.totalMs, 1)]),
+        ),
+      );
     }
     // A profiled run is slower: its figures go to their own file, the plain run's stay comparable.
-    const file = await writeResults(profile ? `api-files-profile${process.env.BENCH_ONLY ? `-${process.env.BENCH_ONLY}` : ''}` : 'api-files', {
-      date: new Date().toISOString(), node: process.version, cpus: 2, seededFiles: FILES, seedMs: Math.round(seeded.ms), wrk: `-t2 -c64 -d${SECONDS}s --latency`, rounds: ROUNDS,
-      bodyBytes: { one: one.body.length, list: list.body.length, bare: bareReply.body.length },
-      results, ratio, targets: { ratio: TARGET_RATIO, listP99Ms: TARGET_LIST_P99_MS }, pass: { ratio: ratioOk, listP99: p99Ok },
-      profile: prof && { totalMs: prof.totalMs, areas: prof.areas, functions: prof.functions, inclusive: prof.inclusive },
-    });
+    const file = await writeResults(
+      profile ? `api-files-profile${process.env.BENCH_ONLY ? `-${process.env.BENCH_ONLY}` : ''}` : 'api-files',
+      {
+        date: new Date().toISOString(),
+        node: process.version,
+        cpus: 2,
+        seededFiles: FILES,
+        seedMs: Math.round(seeded.ms),
+        wrk: `-t2 -c64 -d${SECONDS}s --latency`,
+        rounds: ROUNDS,
+        bodyBytes: { one: one.body.length, list: list.body.length, bare: bareReply.body.length },
+        results,
+        ratio,
+        targets: { ratio: TARGET_RATIO, listP99Ms: TARGET_LIST_P99_MS },
+        pass: { ratio: ratioOk, listP99: p99Ok },
+        profile: prof && {
+          totalMs: prof.totalMs,
+          areas: prof.areas,
+          functions: prof.functions,
+          inclusive: prof.inclusive,
+        },
+      },
+    );
     console.log(`\nJSON summary: ${path.relative(process.cwd(), file)}`);
   } finally {
     for (const c of children.reverse()) await c.stop();

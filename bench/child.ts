@@ -6,15 +6,30 @@ import path from 'node:path';
 import { Agent, request } from 'undici';
 
 export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-export const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+export const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 export const ms = (a: string, b: string) => Date.parse(b) - Date.parse(a);
 
 export async function startMediad(extraEnv: Record<string, string> = {}) {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'mediad-bench-tasks-'));
   const port = 20000 + Math.floor(Math.random() * 20000);
-  const env = { ...process.env, MEDIAD_DATA_DIR: dataDir, MEDIAD_HOST: '127.0.0.1', MEDIAD_PORT: String(port), MEDIAD_PUBLIC_URL: `https://localhost:${port}`, MEDIAD_LOG_LEVEL: 'warn', MEDIAD_RATE_LIMIT_PER_MINUTE: '10000000', ...extraEnv };
+  const env = {
+    ...process.env,
+    MEDIAD_DATA_DIR: dataDir,
+    MEDIAD_HOST: '127.0.0.1',
+    MEDIAD_PORT: String(port),
+    MEDIAD_PUBLIC_URL: `https://localhost:${port}`,
+    MEDIAD_LOG_LEVEL: 'warn',
+    MEDIAD_RATE_LIMIT_PER_MINUTE: '10000000',
+    ...extraEnv,
+  };
   const cli = ['--import', 'tsx', path.resolve('src/cli.ts')];
-  const key = JSON.parse(execFileSync(process.execPath, [...cli, 'keys', 'create', '--org', 'bench', '--project', 'tasks', '--json'], { env, encoding: 'utf8' })).key as string;
+  const key = JSON.parse(
+    execFileSync(process.execPath, [...cli, 'keys', 'create', '--org', 'bench', '--project', 'tasks', '--json'], {
+      env,
+      encoding: 'utf8',
+    }),
+  ).key as string;
   const child = spawn(process.execPath, [...cli, 'serve'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
   const base = `https://localhost:${port}`;
   for (let i = 0; ; i++) {
@@ -22,7 +37,11 @@ export async function startMediad(extraEnv: Record<string, string> = {}) {
       const ca = await fs.readFile(path.join(dataDir, 'tls', 'ca.crt'), 'utf8');
       // Idle sockets are dropped well before the server's 5 s keep-alive ends, so a request after a
       // long raw-ffmpeg run never races the server closing the connection ("other side closed").
-      const agent = new Agent({ connect: { ca, servername: 'localhost' }, keepAliveTimeout: 1000, keepAliveMaxTimeout: 1000 });
+      const agent = new Agent({
+        connect: { ca, servername: 'localhost' },
+        keepAliveTimeout: 1000,
+        keepAliveMaxTimeout: 1000,
+      });
       const res = await request(`${base}/health`, { dispatcher: agent });
       await res.body.dump();
       if (res.statusCode === 200) return { dataDir, base, key, agent, child };
@@ -36,9 +55,13 @@ export async function startMediad(extraEnv: Record<string, string> = {}) {
 export type Mediad = Awaited<ReturnType<typeof startMediad>>;
 
 export async function api(m: Mediad, method: 'GET' | 'POST', p: string, body?: unknown): Promise<any> {
-  const send = () => request(`${m.base}${p}`, {
-    method, dispatcher: m.agent, headers: { authorization: `Bearer ${m.key}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined,
-  });
+  const send = () =>
+    request(`${m.base}${p}`, {
+      method,
+      dispatcher: m.agent,
+      headers: { authorization: `Bearer ${m.key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
   // A keep-alive connection the server closed while idle (during a long seed) fails once; a GET may simply be sent again.
   const res = await send().catch((err: { code?: string }) => {
     if (method === 'GET' && err.code === 'UND_ERR_SOCKET') return send();
@@ -73,9 +96,13 @@ export async function waitDone(m: Mediad, id: string, pollMs = 20): Promise<any>
 /** The input is uploaded once with a key-authenticated PUT, straight from the fixture file. */
 export async function upload(m: Mediad, file: string, name: string): Promise<any> {
   const project = (await api(m, 'GET', '/project')).id as string;
-  const res = await request(`${m.base}/d/${project}/bench/${name}`, { method: 'PUT', dispatcher: m.agent, headers: { authorization: `Bearer ${m.key}` }, body: await fs.readFile(file) });
+  const res = await request(`${m.base}/d/${project}/bench/${name}`, {
+    method: 'PUT',
+    dispatcher: m.agent,
+    headers: { authorization: `Bearer ${m.key}` },
+    body: await fs.readFile(file),
+  });
   const json = (await res.body.json()) as any;
   if (res.statusCode !== 201) throw new Error(`upload: ${res.statusCode} ${JSON.stringify(json.error)}`);
   return json.data;
 }
-

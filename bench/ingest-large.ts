@@ -12,8 +12,23 @@ import { promisify } from 'node:util';
 import { probeFile } from '../src/media/index.js';
 import { fixture, largeWav } from '../test/helpers/fixtures.js';
 import {
-  createKeyCli, fmt, freePort, mb, median, mediadEnv, removeDir, request, rssBytes, sleep, startMediad, startRole, summarizeProfile, table, tempDataDir,
-  verdict, writeResults,
+  createKeyCli,
+  fmt,
+  freePort,
+  mb,
+  median,
+  mediadEnv,
+  removeDir,
+  request,
+  rssBytes,
+  sleep,
+  startMediad,
+  startRole,
+  summarizeProfile,
+  table,
+  tempDataDir,
+  verdict,
+  writeResults,
 } from './lib.js';
 
 const run = promisify(execFile);
@@ -86,10 +101,27 @@ async function fsyncFile(file: string): Promise<void> {
   await fh.close();
 }
 
-interface IngestRun { body: Record<string, string>; seconds: number; downloadS: number | null; storeS: number | null; commitS: number | null; rssBaseMB: number; rssPeakMB: number; id: string }
+interface IngestRun {
+  body: Record<string, string>;
+  seconds: number;
+  downloadS: number | null;
+  storeS: number | null;
+  commitS: number | null;
+  rssBaseMB: number;
+  rssPeakMB: number;
+  id: string;
+}
 
 /** One POST /files timed to its 201, sampling RSS and the scratch file every SAMPLE_MS. */
-async function ingest(base: string, ca: Buffer, key: string, pid: number, scratch: string, size: number, body: Record<string, string>): Promise<IngestRun> {
+async function ingest(
+  base: string,
+  ca: Buffer,
+  key: string,
+  pid: number,
+  scratch: string,
+  size: number,
+  body: Record<string, string>,
+): Promise<IngestRun> {
   const base0: number[] = [];
   for (let i = 0; i < 5; i++, await sleep(SAMPLE_MS)) base0.push((await rssBytes(pid)) ?? 0);
   const rssBase = median(base0);
@@ -112,7 +144,12 @@ async function ingest(base: string, ca: Buffer, key: string, pid: number, scratc
       if (!st && seen && renamed === null) renamed = now; // moved into the blob store
     })().finally(() => (busy = false));
   }, SAMPLE_MS);
-  const reply = await request(`${base}/files`, { method: 'POST', ca, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const reply = await request(`${base}/files`, {
+    method: 'POST',
+    ca,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   const total = performance.now() - t0;
   clearInterval(timer);
   if (seen && renamed === null) renamed = total; // renamed within the last sample period before the reply
@@ -122,8 +159,14 @@ async function ingest(base: string, ca: Buffer, key: string, pid: number, scratc
   if (file.filesize !== size) throw new Error(`stored ${file.filesize} bytes, expected ${size}`);
   const s = (ms: number | null) => (ms === null ? null : ms / 1000);
   return {
-    body, id: file.id, seconds: total / 1000, downloadS: s(downloaded), storeS: downloaded !== null && renamed !== null ? s(renamed - downloaded) : null,
-    commitS: renamed !== null ? s(total - renamed) : null, rssBaseMB: rssBase / 2 ** 20, rssPeakMB: peak / 2 ** 20,
+    body,
+    id: file.id,
+    seconds: total / 1000,
+    downloadS: s(downloaded),
+    storeS: downloaded !== null && renamed !== null ? s(renamed - downloaded) : null,
+    commitS: renamed !== null ? s(total - renamed) : null,
+    rssBaseMB: rssBase / 2 ** 20,
+    rssPeakMB: peak / 2 ** 20,
   };
 }
 
@@ -178,17 +221,27 @@ async function main(): Promise<void> {
 
     const port = await freePort();
     const env = mediadEnv(dataDir, port, {
-      MEDIAD_ALLOWED_URL_HOSTS: host, MEDIAD_MAX_FILE_BYTES: String(8 * 1024 ** 3), MEDIAD_MAX_DURATION_SECONDS: String(7 * 86_400),
+      MEDIAD_ALLOWED_URL_HOSTS: host,
+      MEDIAD_MAX_FILE_BYTES: String(8 * 1024 ** 3),
+      MEDIAD_MAX_DURATION_SECONDS: String(7 * 86_400),
     });
     const key = await createKeyCli(env);
     const profDir = path.join(dataDir, 'prof');
     const mediad = await startMediad(env, profile ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []);
     children.push(mediad);
     const scratch = path.join(dataDir, 'tmp', String(mediad.pid));
-    const bodies: Record<string, string>[] = [{ url: url('take-1.wav'), filename: 'bench-1.wav' }, { url: url('take-2.wav'), filename: 'bench-2.wav', folder: 'bench' }, { url: url('take-3.wav') }];
+    const bodies: Record<string, string>[] = [
+      { url: url('take-1.wav'), filename: 'bench-1.wav' },
+      { url: url('take-2.wav'), filename: 'bench-2.wav', folder: 'bench' },
+      { url: url('take-3.wav') },
+    ];
     // One small ingest first, so one-time costs (lazy imports, JIT, first sharp/ffprobe use) are not counted as ingest memory.
-    const warm = await ingest(mediad.url, mediad.ca, key.key, mediad.pid, scratch, (await stat(small)).size, { url: url('warm-up.wav') });
-    console.log(`warm-up POST /files (${fmt((await stat(small)).size / 1024, 0)} KiB): ${fmt(warm.seconds, 2)} s, RSS ${fmt(warm.rssBaseMB, 0)} -> ${fmt(warm.rssPeakMB, 0)} MB`);
+    const warm = await ingest(mediad.url, mediad.ca, key.key, mediad.pid, scratch, (await stat(small)).size, {
+      url: url('warm-up.wav'),
+    });
+    console.log(
+      `warm-up POST /files (${fmt((await stat(small)).size / 1024, 0)} KiB): ${fmt(warm.seconds, 2)} s, RSS ${fmt(warm.rssBaseMB, 0)} -> ${fmt(warm.rssPeakMB, 0)} MB`,
+    );
     const runs: IngestRun[] = [];
     for (const body of bodies) {
       await settle(dataDir, size);
@@ -196,7 +249,11 @@ async function main(): Promise<void> {
       console.log(`POST /files ${JSON.stringify(body)}: ${fmt(r.seconds, 2)} s`);
       runs.push(r);
       // Each run stored a new 1 GB blob: remove it (disk space; the next settle() primes memory the same way for every run).
-      const del = await request(`${mediad.url}/files/${r.id}`, { method: 'DELETE', ca: mediad.ca, headers: { authorization: `Bearer ${key.key}` } });
+      const del = await request(`${mediad.url}/files/${r.id}`, {
+        method: 'DELETE',
+        ca: mediad.ca,
+        headers: { authorization: `Bearer ${key.key}` },
+      });
       if (del.status !== 200) throw new Error(`DELETE /files/${r.id} answered ${del.status}`);
     }
     let prof: Awaited<ReturnType<typeof summarizeProfile>> | null = null;
@@ -217,33 +274,78 @@ async function main(): Promise<void> {
     const cell = (x: number | null) => (x === null ? '-' : fmt(x, 2));
 
     console.log(`\ningest of a ${fmt(mb(size), 0)} MB WAV over loopback HTTP (median of ${RUNS})\n`);
-    console.log(table(['client', 'MB/s', 'seconds (each run)'], [
-      ['curl -o /dev/null', fmt(curlMBps, 0), curlNull.map((x) => fmt(x, 2)).join(' ')],
-      ['node + undici, bytes dropped (Node\'s ceiling)', fmt(nodeMBps, 0), nodeNull.map((x) => fmt(x, 2)).join(' ')],
-      ['curl -o file (reference)', fmt(fileMBps, 0), curlFile.map((x) => fmt(x, 2)).join(' ')],
-      ['curl -o file + fsync (reference)', fmt(diskMBps, 0), curlDisk.map((x) => fmt(x, 2)).join(' ')],
-      ['mediad POST /files -> 201', fmt(mediadMBps, 0), runs.map((r) => fmt(r.seconds, 2)).join(' ')],
-      ['mediad download phase only', dlTimes.length ? fmt(mbps(median(dlTimes)), 0) : '-', dlTimes.map((x) => fmt(x, 2)).join(' ')],
-    ]));
+    console.log(
+      table(
+        ['client', 'MB/s', 'seconds (each run)'],
+        [
+          ['curl -o /dev/null', fmt(curlMBps, 0), curlNull.map((x) => fmt(x, 2)).join(' ')],
+          ["node + undici, bytes dropped (Node's ceiling)", fmt(nodeMBps, 0), nodeNull.map((x) => fmt(x, 2)).join(' ')],
+          ['curl -o file (reference)', fmt(fileMBps, 0), curlFile.map((x) => fmt(x, 2)).join(' ')],
+          ['curl -o file + fsync (reference)', fmt(diskMBps, 0), curlDisk.map((x) => fmt(x, 2)).join(' ')],
+          ['mediad POST /files -> 201', fmt(mediadMBps, 0), runs.map((r) => fmt(r.seconds, 2)).join(' ')],
+          [
+            'mediad download phase only',
+            dlTimes.length ? fmt(mbps(median(dlTimes)), 0) : '-',
+            dlTimes.map((x) => fmt(x, 2)).join(' '),
+          ],
+        ],
+      ),
+    );
     console.log('\nwhere mediad spends the time (seconds; sampled every 20 ms from its scratch file):\n');
-    console.log(table(['run', 'total', 'download', 'probe+fsync+rename', 'commit+reply', 'RSS base MB', 'RSS peak MB', 'growth MB'], runs.map((r, i) => [
-      `${i + 1} ${r.body.filename ?? '(no filename)'}`, fmt(r.seconds, 2), cell(r.downloadS), cell(r.storeS), cell(r.commitS), fmt(r.rssBaseMB, 0), fmt(r.rssPeakMB, 0), fmt(r.rssPeakMB - r.rssBaseMB, 1),
-    ])));
+    console.log(
+      table(
+        ['run', 'total', 'download', 'probe+fsync+rename', 'commit+reply', 'RSS base MB', 'RSS peak MB', 'growth MB'],
+        runs.map((r, i) => [
+          `${i + 1} ${r.body.filename ?? '(no filename)'}`,
+          fmt(r.seconds, 2),
+          cell(r.downloadS),
+          cell(r.storeS),
+          cell(r.commitS),
+          fmt(r.rssBaseMB, 0),
+          fmt(r.rssPeakMB, 0),
+          fmt(r.rssPeakMB - r.rssBaseMB, 1),
+        ]),
+      ),
+    );
     console.log(`(ffprobe of the cached source alone, in this process: ${fmt(probeS, 3)} s)`);
-    console.log(`\nratio mediad/curl  ${fmt(ratio, 3)}   target >= ${TARGET_RATIO}   ${verdict(ratio >= TARGET_RATIO)}`);
-    console.log(`peak RSS growth    ${fmt(rssGrowth, 1)} MB   target < ${TARGET_RSS_MB} MB   ${verdict(rssGrowth < TARGET_RSS_MB)}`);
-    console.log(`(mediad vs node + undici dropping the bytes: ${fmt(mediadMBps / nodeMBps, 3)}; node + undici vs curl -o /dev/null: ${fmt(nodeMBps / curlMBps, 3)})`);
-    console.log(`(mediad vs curl -o file: ${fmt(mediadMBps / fileMBps, 3)}; vs curl -o file + fsync: ${fmt(mediadMBps / diskMBps, 3)}; curl -o file vs curl -o /dev/null: ${fmt(fileMBps / curlMBps, 3)})`);
+    console.log(
+      `\nratio mediad/curl  ${fmt(ratio, 3)}   target >= ${TARGET_RATIO}   ${verdict(ratio >= TARGET_RATIO)}`,
+    );
+    console.log(
+      `peak RSS growth    ${fmt(rssGrowth, 1)} MB   target < ${TARGET_RSS_MB} MB   ${verdict(rssGrowth < TARGET_RSS_MB)}`,
+    );
+    console.log(
+      `(mediad vs node + undici dropping the bytes: ${fmt(mediadMBps / nodeMBps, 3)}; node + undici vs curl -o /dev/null: ${fmt(nodeMBps / curlMBps, 3)})`,
+    );
+    console.log(
+      `(mediad vs curl -o file: ${fmt(mediadMBps / fileMBps, 3)}; vs curl -o file + fsync: ${fmt(mediadMBps / diskMBps, 3)}; curl -o file vs curl -o /dev/null: ${fmt(fileMBps / curlMBps, 3)})`,
+    );
     if (prof) {
       console.log(`\nCPU profile of mediad, busy self time ${fmt(prof.totalMs / 1000, 1)} s:`);
-      console.log(table(['function (self)', 'ms', '%'], prof.functions.map(([k, v]) => [k.slice(0, 110), fmt(v, 0), fmt((100 * v) / prof!.totalMs, 1)])));
+      console.log(
+        table(
+          ['function (self)', 'ms', '%'],
+          prof.functions.map(([k, v]) => [k.slice(0, 110), fmt(v, 0), fmt((100 * v) / prof!.totalMs, 1)]),
+        ),
+      );
     }
     const out = await writeResults(profile ? 'ingest-large-profile' : 'ingest-large', {
-      date: new Date().toISOString(), node: process.version, cpus: 2, bytes: size, runs: RUNS,
-      curl: { devNullSeconds: curlNull, mbps: curlMBps }, nodeDiscard: { seconds: nodeNull, mbps: nodeMBps }, curlToFile: { seconds: curlFile, mbps: fileMBps }, curlToDiskWithFsync: { seconds: curlDisk, mbps: diskMBps },
-      mediad: { warmUp: warm, runs, mbps: mediadMBps, downloadMBps: dlTimes.length ? mbps(median(dlTimes)) : null }, probeSeconds: probeS,
-      ratio, rssGrowthMB: rssGrowth, targets: { ratio: TARGET_RATIO, rssGrowthMB: TARGET_RSS_MB },
-      pass: { ratio: ratio >= TARGET_RATIO, rss: rssGrowth < TARGET_RSS_MB }, profile: prof && { totalMs: prof.totalMs, functions: prof.functions },
+      date: new Date().toISOString(),
+      node: process.version,
+      cpus: 2,
+      bytes: size,
+      runs: RUNS,
+      curl: { devNullSeconds: curlNull, mbps: curlMBps },
+      nodeDiscard: { seconds: nodeNull, mbps: nodeMBps },
+      curlToFile: { seconds: curlFile, mbps: fileMBps },
+      curlToDiskWithFsync: { seconds: curlDisk, mbps: diskMBps },
+      mediad: { warmUp: warm, runs, mbps: mediadMBps, downloadMBps: dlTimes.length ? mbps(median(dlTimes)) : null },
+      probeSeconds: probeS,
+      ratio,
+      rssGrowthMB: rssGrowth,
+      targets: { ratio: TARGET_RATIO, rssGrowthMB: TARGET_RSS_MB },
+      pass: { ratio: ratio >= TARGET_RATIO, rss: rssGrowth < TARGET_RSS_MB },
+      profile: prof && { totalMs: prof.totalMs, functions: prof.functions },
     });
     console.log(`\nJSON summary: ${path.relative(process.cwd(), out)}`);
   } finally {

@@ -49,10 +49,19 @@ export async function tempDataDir(label: string): Promise<string> {
   return mkdtemp(path.join(tmpdir(), `mediad-bench-${label}-`));
 }
 
-export interface CreatedKey { key: string; org_id: string; project_id: string; key_id: string }
+export interface CreatedKey {
+  key: string;
+  org_id: string;
+  project_id: string;
+  key_id: string;
+}
 
 export async function createKeyCli(env: NodeJS.ProcessEnv): Promise<CreatedKey> {
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', CLI, 'keys', 'create', '--org', 'bench', '--project', 'bench', '--json'], { env, cwd: MEDIAD_ROOT });
+  const { stdout } = await run(
+    process.execPath,
+    ['--import', 'tsx', CLI, 'keys', 'create', '--org', 'bench', '--project', 'bench', '--json'],
+    { env, cwd: MEDIAD_ROOT },
+  );
   return JSON.parse(stdout.trim().split('\n').at(-1)!) as CreatedKey;
 }
 
@@ -84,11 +93,18 @@ let built: Promise<unknown> | null = null;
  * per benchmark run) through its own #! line, with its node flags. nodeArgs (e.g. --cpu-prof)
  * go through NODE_OPTIONS, where node reads them beside the #! line's.
  */
-export async function startMediad(env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Promise<Child & { url: string; ca: Buffer }> {
+export async function startMediad(
+  env: NodeJS.ProcessEnv,
+  nodeArgs: string[] = [],
+): Promise<Child & { url: string; ca: Buffer }> {
   built ??= run('npm', ['run', '--silent', 'build'], { cwd: MEDIAD_ROOT });
   await built;
   const nodeOptions = [env.NODE_OPTIONS, ...nodeArgs].filter(Boolean).join(' ');
-  const proc = spawn(path.join(MEDIAD_ROOT, 'dist', 'src', 'cli.js'), ['serve'], { env: { ...env, NODE_OPTIONS: nodeOptions }, cwd: MEDIAD_ROOT, stdio: ['ignore', 'inherit', 'pipe'] });
+  const proc = spawn(path.join(MEDIAD_ROOT, 'dist', 'src', 'cli.js'), ['serve'], {
+    env: { ...env, NODE_OPTIONS: nodeOptions },
+    cwd: MEDIAD_ROOT,
+    stdio: ['ignore', 'inherit', 'pipe'],
+  });
   const child = wrap(proc);
   const url = `https://127.0.0.1:${env.MEDIAD_PORT}`;
   const caFile = path.join(env.MEDIAD_DATA_DIR!, 'tls', 'ca.crt');
@@ -107,8 +123,16 @@ export async function startMediad(env: NodeJS.ProcessEnv, nodeArgs: string[] = [
 }
 
 /** Re-runs `script` as a child in role `role`; the child prints "READY <port>" once listening. */
-export async function startRole(script: string, role: string, args: string[] = [], nodeArgs: string[] = []): Promise<Child & { port: number }> {
-  const proc = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script, '--child', role, ...args], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startRole(
+  script: string,
+  role: string,
+  args: string[] = [],
+  nodeArgs: string[] = [],
+): Promise<Child & { port: number }> {
+  const proc = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script, '--child', role, ...args], {
+    cwd: REPO,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const child = wrap(proc);
   const lines = createInterface({ input: proc.stdout! });
   for await (const line of lines) {
@@ -118,17 +142,27 @@ export async function startRole(script: string, role: string, args: string[] = [
   throw new Error(`child ${role} exited before it was ready`);
 }
 
-export interface Reply { status: number; body: string }
+export interface Reply {
+  status: number;
+  body: string;
+}
 
-export function request(url: string, opts: { method?: string; headers?: Record<string, string>; body?: string; ca?: Buffer }): Promise<Reply> {
+export function request(
+  url: string,
+  opts: { method?: string; headers?: Record<string, string>; body?: string; ca?: Buffer },
+): Promise<Reply> {
   return new Promise((resolve, reject) => {
-    const req = https.request(url, { method: opts.method ?? 'GET', headers: opts.headers, ca: opts.ca, agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      res.on('error', reject);
-    });
+    const req = https.request(
+      url,
+      { method: opts.method ?? 'GET', headers: opts.headers, ca: opts.ca, agent: false },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(opts.body);
   });
@@ -148,7 +182,13 @@ export async function cpuMs(pid: number): Promise<number> {
   return (Number(fields[11]) + Number(fields[12])) * 10; // utime and stime, fields 14 and 15 of the whole line
 }
 
-export interface WrkResult { rps: number; p50Ms: number; p99Ms: number; requests: number; errors: string | null }
+export interface WrkResult {
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  requests: number;
+  errors: string | null;
+}
 
 const UNIT_MS: Record<string, number> = { us: 0.001, ms: 1, s: 1000, m: 60_000 };
 
@@ -164,12 +204,25 @@ export function parseWrk(out: string): WrkResult {
   const p99 = /^\s+99%\s+(\S+)$/m.exec(out);
   const total = /(\d+) requests in/.exec(out);
   if (!rps || !p50 || !p99 || !total) throw new Error(`cannot parse wrk output:\n${out}`);
-  const errors = [/Socket errors:.*$/m.exec(out)?.[0], /Non-2xx or 3xx responses:.*$/m.exec(out)?.[0]].filter(Boolean).join('; ');
-  return { rps: Number(rps[1]), p50Ms: toMs(p50[1]!), p99Ms: toMs(p99[1]!), requests: Number(total[1]), errors: errors || null };
+  const errors = [/Socket errors:.*$/m.exec(out)?.[0], /Non-2xx or 3xx responses:.*$/m.exec(out)?.[0]]
+    .filter(Boolean)
+    .join('; ');
+  return {
+    rps: Number(rps[1]),
+    p50Ms: toMs(p50[1]!),
+    p99Ms: toMs(p99[1]!),
+    requests: Number(total[1]),
+    errors: errors || null,
+  };
 }
 
 /** wrk -t2 -c64 with --latency against a URL (a warm-up run first, its figures dropped). */
-export async function wrk(url: string, headers: Record<string, string>, seconds: number, warmupSeconds = 3): Promise<WrkResult & { raw: string }> {
+export async function wrk(
+  url: string,
+  headers: Record<string, string>,
+  seconds: number,
+  warmupSeconds = 3,
+): Promise<WrkResult & { raw: string }> {
   const h = Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]);
   const args = (d: number) => ['-t2', '-c64', `-d${d}s`, '--latency', ...h, url];
   if (warmupSeconds > 0) await run('wrk', args(warmupSeconds));
@@ -194,8 +247,16 @@ export async function writeResults(name: string, summary: unknown): Promise<stri
   return file;
 }
 
-interface ProfileNode { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }
-interface CpuProfile { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] }
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+interface CpuProfile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
 
 /** Self time (µs) per profile node, skipping idle. */
 function selfTimes(prof: CpuProfile): Map<number, number> {
@@ -233,11 +294,28 @@ export async function summarizeProfile(dir: string, top = 15): Promise<ProfileSu
   const describe = (id: number) => {
     const { functionName, url, lineNumber } = byId.get(id)!.callFrame;
     // The built mediad runs from dist/src: its functions are named by their src/ path.
-    const rel = url.replace(/^file:\/\//, '').replace(`${MEDIAD_ROOT}/dist/`, '').replace(`${MEDIAD_ROOT}/`, '').replace(`${REPO}/`, '');
-    const area = !url ? `(${functionName || 'native'})` : rel.startsWith('node_modules/')
-      ? rel.split('/').slice(0, rel.startsWith('node_modules/@') ? 3 : 2).join('/')
-      : rel.startsWith('src/') ? path.dirname(rel) : rel.startsWith('node:') ? rel : 'other';
-    return { area, own: rel.startsWith('src/'), fn: `${functionName || '(anonymous)'} ${rel ? `${rel}:${lineNumber + 1}` : ''}`.trim() };
+    const rel = url
+      .replace(/^file:\/\//, '')
+      .replace(`${MEDIAD_ROOT}/dist/`, '')
+      .replace(`${MEDIAD_ROOT}/`, '')
+      .replace(`${REPO}/`, '');
+    const area = !url
+      ? `(${functionName || 'native'})`
+      : rel.startsWith('node_modules/')
+        ? rel
+            .split('/')
+            .slice(0, rel.startsWith('node_modules/@') ? 3 : 2)
+            .join('/')
+        : rel.startsWith('src/')
+          ? path.dirname(rel)
+          : rel.startsWith('node:')
+            ? rel
+            : 'other';
+    return {
+      area,
+      own: rel.startsWith('src/'),
+      fn: `${functionName || '(anonymous)'} ${rel ? `${rel}:${lineNumber + 1}` : ''}`.trim(),
+    };
   };
   const fns = new Map<string, number>();
   const areas = new Map<string, number>();
@@ -255,8 +333,18 @@ export async function summarizeProfile(dir: string, top = 15): Promise<ProfileSu
       }
     }
   }
-  const sorted = (m: Map<string, number>) => [...m].sort((a, b) => b[1] - a[1]).slice(0, top).map(([k, v]) => [k, v / 1000] as [string, number]);
-  return { file: best.file, totalMs: best.busy / 1000, functions: sorted(fns), areas: sorted(areas), inclusive: sorted(inclusive) };
+  const sorted = (m: Map<string, number>) =>
+    [...m]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(([k, v]) => [k, v / 1000] as [string, number]);
+  return {
+    file: best.file,
+    totalMs: best.busy / 1000,
+    functions: sorted(fns),
+    areas: sorted(areas),
+    inclusive: sorted(inclusive),
+  };
 }
 
 export async function removeDir(dir: string): Promise<void> {

@@ -29,10 +29,18 @@ async function freshPg(name: string): Promise<string> {
 }
 
 function startWorkers(m: Mediad, dbUrl: string, n: number): ChildProcess[] {
-  return Array.from({ length: n }, () => spawn(process.execPath, ['--import', 'tsx', path.resolve('src/cli.ts'), 'worker'], {
-    env: { ...process.env, MEDIAD_DATA_DIR: m.dataDir, MEDIAD_DATABASE_URL: dbUrl, MEDIAD_LOG_LEVEL: 'warn', MEDIAD_WORKER_CONCURRENCY: '2' },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  }));
+  return Array.from({ length: n }, () =>
+    spawn(process.execPath, ['--import', 'tsx', path.resolve('src/cli.ts'), 'worker'], {
+      env: {
+        ...process.env,
+        MEDIAD_DATA_DIR: m.dataDir,
+        MEDIAD_DATABASE_URL: dbUrl,
+        MEDIAD_LOG_LEVEL: 'warn',
+        MEDIAD_WORKER_CONCURRENCY: '2',
+      },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    }),
+  );
 }
 
 const pause = async <T>(fn: () => Promise<T>) => {
@@ -42,14 +50,20 @@ const pause = async <T>(fn: () => Promise<T>) => {
 
 async function queueRound(workers: number) {
   const dbUrl = await freshPg(`mediad_bench_q${workers}`);
-  const m = await startMediad({ MEDIAD_DATABASE_URL: dbUrl, MEDIAD_SERVE_WORKERS: 'false', MEDIAD_RATE_LIMIT_PER_MINUTE: '0' });
+  const m = await startMediad({
+    MEDIAD_DATABASE_URL: dbUrl,
+    MEDIAD_SERVE_WORKERS: 'false',
+    MEDIAD_RATE_LIMIT_PER_MINUTE: '0',
+  });
   const procs = startWorkers(m, dbUrl, workers);
   try {
     const file = await upload(m, await fixture('image-png'), 'q.png');
     const body = { kind: 'conditions', file_id: file.id, conditions: [{ prop: 'kind', value: 'image' }] };
     // Wait until every worker process is up: a warm-up task per worker completes.
     const warm = await Promise.all(procs.map(() => api(m, 'POST', '/tasks', body)));
-    for (const w of warm) while ((await api(m, 'GET', `/tasks/${w.id}`)).status !== 'completed') await new Promise((r) => setTimeout(r, 100));
+    for (const w of warm)
+      while ((await api(m, 'GET', `/tasks/${w.id}`)).status !== 'completed')
+        await new Promise((r) => setTimeout(r, 100));
     await new Promise((r) => setTimeout(r, 1000));
     const pickup: number[] = [];
     for (let i = 0; i < 100; i++) {
@@ -62,9 +76,15 @@ async function queueRound(workers: number) {
     const before = (await listMeta(m, '/tasks?status=completed&limit=1')).total as number;
     const start = performance.now();
     await Promise.all(Array.from({ length: 500 }, () => api(m, 'POST', '/tasks', body)));
-    while ((await listMeta(m, '/tasks?status=completed&limit=1')).total < before + 500) await new Promise((r) => setTimeout(r, 20));
+    while ((await listMeta(m, '/tasks?status=completed&limit=1')).total < before + 500)
+      await new Promise((r) => setTimeout(r, 20));
     const seconds = (performance.now() - start) / 1000;
-    return { workers, pickupP50Ms: pct(pickup, 50), pickupP99Ms: pct(pickup, 99), tasksPerSecond: Math.round(500 / seconds) };
+    return {
+      workers,
+      pickupP50Ms: pct(pickup, 50),
+      pickupP99Ms: pct(pickup, 99),
+      tasksPerSecond: Math.round(500 / seconds),
+    };
   } finally {
     for (const p of procs) p.kill('SIGTERM');
     m.child.kill('SIGTERM');
@@ -79,23 +99,40 @@ async function seed(m: Mediad, db: 'sqlite' | 'postgres', dbUrl?: string): Promi
   if (db === 'postgres') {
     const c = new pg.Client({ connectionString: dbUrl });
     await c.connect();
-    await c.query(`insert into files (id, project_id, media_id, kind, format, type, width, height, filesize, folder, filename, metadata, status, blob_key, created, updated)
+    await c.query(
+      `insert into files (id, project_id, media_id, kind, format, type, width, height, filesize, folder, filename, metadata, status, blob_key, created, updated)
       select 'file_seed' || lpad(g::text, 10, '0'), $1, $2, 'image', 'png', 'image/png', 64, 48, 1000, 'seed', 'f' || g || '.png', '{}', 'ready', 'none',
              to_char(timestamp '2026-01-01' + g * interval '1 millisecond', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), $3
-      from generate_series(1, $4::int) g`, [project, media, now, FILES]);
-    await c.query(`insert into counters (project_id, resource, count) values ($1, 'files', $2) on conflict (project_id, resource) do update set count = excluded.count`, [project, FILES]);
+      from generate_series(1, $4::int) g`,
+      [project, media, now, FILES],
+    );
+    await c.query(
+      `insert into counters (project_id, resource, count) values ($1, 'files', $2) on conflict (project_id, resource) do update set count = excluded.count`,
+      [project, FILES],
+    );
     await c.query('analyze files');
     await c.end();
   } else {
     const s = new SQLite(path.join(m.dataDir, 'mediad.db'));
     s.pragma('busy_timeout = 10000');
-    const ins = s.prepare(`insert into files (id, project_id, media_id, kind, format, type, width, height, filesize, folder, filename, metadata, status, blob_key, created, updated)
+    const ins =
+      s.prepare(`insert into files (id, project_id, media_id, kind, format, type, width, height, filesize, folder, filename, metadata, status, blob_key, created, updated)
       values (?, ?, ?, 'image', 'png', 'image/png', 64, 48, 1000, 'seed', ?, '{}', 'ready', 'none', ?, ?)`);
     const base = Date.parse('2026-01-01T00:00:00Z');
     s.transaction(() => {
-      for (let g = 1; g <= FILES; g++) ins.run(`file_seed${String(g).padStart(10, '0')}`, project, media, `f${g}.png`, new Date(base + g).toISOString(), now);
+      for (let g = 1; g <= FILES; g++)
+        ins.run(
+          `file_seed${String(g).padStart(10, '0')}`,
+          project,
+          media,
+          `f${g}.png`,
+          new Date(base + g).toISOString(),
+          now,
+        );
     })();
-    s.prepare(`insert into counters (project_id, resource, count) values (?, 'files', ?) on conflict (project_id, resource) do update set count = excluded.count`).run(project, FILES);
+    s.prepare(
+      `insert into counters (project_id, resource, count) values (?, 'files', ?) on conflict (project_id, resource) do update set count = excluded.count`,
+    ).run(project, FILES);
     s.pragma('wal_checkpoint(TRUNCATE)');
     s.close();
   }
@@ -105,23 +142,40 @@ async function seed(m: Mediad, db: 'sqlite' | 'postgres', dbUrl?: string): Promi
 function wrk(m: Mediad, url: string): { rps: number; p50Ms: number; p99Ms: number } {
   const ca = path.join(m.dataDir, 'tls', 'ca.crt');
   void ca; // wrk does not verify certificates; the address is loopback.
-  const out = execFileSync('wrk', ['-t1', '-c4', '-d8s', '--latency', '-H', `Authorization: Bearer ${m.key}`, url], { encoding: 'utf8' });
+  const out = execFileSync('wrk', ['-t1', '-c4', '-d8s', '--latency', '-H', `Authorization: Bearer ${m.key}`, url], {
+    encoding: 'utf8',
+  });
   const unit = (v: string, u: string) => Number(v) * (u === 's' ? 1000 : u === 'us' ? 0.001 : 1);
-  const lat = (p: string) => { const r = new RegExp(`${p}%\\s+([\\d.]+)(us|ms|s)`).exec(out)!; return unit(r[1]!, r[2]!); };
+  const lat = (p: string) => {
+    const r = new RegExp(`${p}%\\s+([\\d.]+)(us|ms|s)`).exec(out)!;
+    return unit(r[1]!, r[2]!);
+  };
   return { rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)![1]), p50Ms: lat('50'), p99Ms: lat('99') };
 }
 
 async function listRound(db: 'sqlite' | 'postgres') {
   const dbUrl = db === 'postgres' ? await freshPg('mediad_bench_lists') : undefined;
-  const m = await startMediad({ ...(dbUrl ? { MEDIAD_DATABASE_URL: dbUrl } : {}), MEDIAD_SERVE_WORKERS: 'false', MEDIAD_RATE_LIMIT_PER_MINUTE: '0' });
+  const m = await startMediad({
+    ...(dbUrl ? { MEDIAD_DATABASE_URL: dbUrl } : {}),
+    MEDIAD_SERVE_WORKERS: 'false',
+    MEDIAD_RATE_LIMIT_PER_MINUTE: '0',
+  });
   try {
     const id = await seed(m, db, dbUrl);
     // Seeding took longer than the server keeps idle connections: start with fresh ones.
     await m.agent.close();
-    m.agent = new Agent({ connect: { ca: await fs.readFile(path.join(m.dataDir, 'tls', 'ca.crt'), 'utf8'), servername: 'localhost' } });
+    m.agent = new Agent({
+      connect: { ca: await fs.readFile(path.join(m.dataDir, 'tls', 'ca.crt'), 'utf8'), servername: 'localhost' },
+    });
     const total = (await listMeta(m, '/files?limit=20')).total;
     if (total !== FILES + 0) throw new Error(`total ${total} is not exact`);
-    return { db, files: FILES, totalExact: true, get: wrk(m, `${m.base.replace('localhost', '127.0.0.1')}/files/${id}`), list: wrk(m, `${m.base.replace('localhost', '127.0.0.1')}/files?limit=20`) };
+    return {
+      db,
+      files: FILES,
+      totalExact: true,
+      get: wrk(m, `${m.base.replace('localhost', '127.0.0.1')}/files/${id}`),
+      list: wrk(m, `${m.base.replace('localhost', '127.0.0.1')}/files?limit=20`),
+    };
   } finally {
     m.child.kill('SIGTERM');
     await fs.rm(m.dataDir, { recursive: true, force: true }).catch(() => undefined);
@@ -138,12 +192,23 @@ for (const db of ['postgres', 'sqlite'] as const) {
   lists.push(await listRound(db));
   console.log(JSON.stringify(lists.at(-1)));
 }
-const results = { date: new Date().toISOString(), node: process.version, cpus: os.availableParallelism(), queue, lists };
+const results = {
+  date: new Date().toISOString(),
+  node: process.version,
+  cpus: os.availableParallelism(),
+  queue,
+  lists,
+};
 await fs.mkdir('bench/results', { recursive: true });
 await fs.writeFile('bench/results/scale.json', `${JSON.stringify(results, null, 2)}\n`);
 console.log('\nqueue on PostgreSQL (conditions tasks; worker processes of concurrency 2)');
-for (const q of queue) console.log(`  ${q.workers} worker(s): pickup p50 ${q.pickupP50Ms} ms, p99 ${q.pickupP99Ms} ms (target p50 < 25 ms) ${q.pickupP50Ms < 25 ? 'PASS' : 'FAIL'} | ${q.tasksPerSecond} tasks/s`);
+for (const q of queue)
+  console.log(
+    `  ${q.workers} worker(s): pickup p50 ${q.pickupP50Ms} ms, p99 ${q.pickupP99Ms} ms (target p50 < 25 ms) ${q.pickupP50Ms < 25 ? 'PASS' : 'FAIL'} | ${q.tasksPerSecond} tasks/s`,
+  );
 console.log(`lists with ${FILES.toLocaleString('en')} files (wrk -c4; totals exact)`);
 for (const l of lists) {
-  console.log(`  ${l.db}: GET /files/{id} p50 ${l.get.p50Ms} ms p99 ${l.get.p99Ms} ms | GET /files?limit=20 p50 ${l.list.p50Ms} ms p99 ${l.list.p99Ms} ms (target p99 < 20 ms) ${l.list.p99Ms < 20 ? 'PASS' : 'FAIL'}`);
+  console.log(
+    `  ${l.db}: GET /files/{id} p50 ${l.get.p50Ms} ms p99 ${l.get.p99Ms} ms | GET /files?limit=20 p50 ${l.list.p50Ms} ms p99 ${l.list.p99Ms} ms (target p99 < 20 ms) ${l.list.p99Ms < 20 ? 'PASS' : 'FAIL'}`,
+  );
 }

@@ -25,16 +25,25 @@ const tesseractHas = (lang) => {
 };
 
 const PACKAGES = [
-  { name: 'ffmpeg', required: true, present: () => runsOk(ffmpegPath, ['-version']) && runsOk(ffprobePath, ['-version']) },
+  {
+    name: 'ffmpeg',
+    required: true,
+    present: () => runsOk(ffmpegPath, ['-version']) && runsOk(ffprobePath, ['-version']),
+  },
   { name: 'pocketsphinx', present: () => runs('pocketsphinx_continuous', ['-help', 'yes']) },
   { name: 'pocketsphinx-en-us', present: () => existsSync('/usr/share/pocketsphinx/model/en-us/en-us.lm.bin') },
   { name: 'tesseract-ocr', present: () => runsOk('tesseract', ['--version']) },
   { name: 'tesseract-ocr-eng', present: () => tesseractHas('eng') },
-  ...(forTests ? [
-    { name: 'flite', present: () => runs('flite', ['--version']) },
-    { name: 'espeak-ng', present: () => runsOk('espeak-ng', ['--version']) },
-    { name: 'fonts-dejavu-core', present: () => existsSync('/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf') },
-  ] : []),
+  ...(forTests
+    ? [
+        { name: 'flite', present: () => runs('flite', ['--version']) },
+        { name: 'espeak-ng', present: () => runsOk('espeak-ng', ['--version']) },
+        {
+          name: 'fonts-dejavu-core',
+          present: () => existsSync('/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf'),
+        },
+      ]
+    : []),
 ];
 
 const missing = () => PACKAGES.filter((p) => !p.present());
@@ -65,8 +74,20 @@ const names = absent.map((p) => p.name).join(' ');
 const how = hasApt
   ? `  sudo apt-get install -y ${names}`
   : `  Debian/Ubuntu: sudo apt-get install -y ${names}
-  Fedora:        sudo dnf install -y ${absent.map((p) => ({ 'ffmpeg': 'ffmpeg', 'pocketsphinx': 'pocketsphinx', 'tesseract-ocr': 'tesseract', 'tesseract-ocr-eng': 'tesseract-langpack-eng', 'flite': 'flite', 'espeak-ng': 'espeak-ng', 'fonts-dejavu-core': 'dejavu-sans-fonts' })[p.name] ?? p.name).join(' ')}
-  macOS:         brew install ${absent.map((p) => ({ 'tesseract-ocr': 'tesseract', 'tesseract-ocr-eng': 'tesseract', 'pocketsphinx-en-us': 'cmu-pocketsphinx', 'pocketsphinx': 'cmu-pocketsphinx', 'fonts-dejavu-core': 'font-dejavu' })[p.name] ?? p.name).filter((v, i, a) => a.indexOf(v) === i).join(' ')}`;
+  Fedora:        sudo dnf install -y ${absent.map((p) => ({ ffmpeg: 'ffmpeg', pocketsphinx: 'pocketsphinx', 'tesseract-ocr': 'tesseract', 'tesseract-ocr-eng': 'tesseract-langpack-eng', flite: 'flite', 'espeak-ng': 'espeak-ng', 'fonts-dejavu-core': 'dejavu-sans-fonts' })[p.name] ?? p.name).join(' ')}
+  macOS:         brew install ${absent
+    .map(
+      (p) =>
+        ({
+          'tesseract-ocr': 'tesseract',
+          'tesseract-ocr-eng': 'tesseract',
+          'pocketsphinx-en-us': 'cmu-pocketsphinx',
+          pocketsphinx: 'cmu-pocketsphinx',
+          'fonts-dejavu-core': 'font-dejavu',
+        })[p.name] ?? p.name,
+    )
+    .filter((v, i, a) => a.indexOf(v) === i)
+    .join(' ')}`;
 
 if (absent.some((p) => p.required)) {
   console.error(`mediad needs FFmpeg and ffprobe, and they could not be found or run (${ffmpegPath}, ${ffprobePath}).

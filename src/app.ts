@@ -57,7 +57,11 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
       // Links are built from Host. HTTP/1.0 may leave it out (the public host is meant);
       // HTTP/1.1 must send it (RFC 9112 3.2). server.ts turns off Node's bodiless 400 for this.
       req.raw.headers.host = publicHost;
-      if (req.raw.httpVersion !== '1.0') throw new AppError('bad_request', 'the request has no Host header; HTTP/1.1 requests must name the server in Host');
+      if (req.raw.httpVersion !== '1.0')
+        throw new AppError(
+          'bad_request',
+          'the request has no Host header; HTTP/1.1 requests must name the server in Host',
+        );
     }
     try {
       req.apiVersion = resolveVersion(req.headers['accept-version']);
@@ -72,7 +76,10 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     // The route pattern (never the raw URL) labels metrics; the log line has both.
     const route = req.routeOptions.url ?? UNMATCHED_ROUTE;
     observeRequest(req.method, route, reply.statusCode, reply.elapsedTime);
-    req.log.info({ method: req.method, route, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+    req.log.info(
+      { method: req.method, route, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+      'request',
+    );
   });
 
   await app.register(healthRoutes, { deps });
@@ -83,9 +90,11 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     // The API speaks JSON only: any other body type is a 415, not a confusing validation error.
     api.removeContentTypeParser(['text/plain']);
     // A POST, PATCH or PUT without a body means "no properties", not a type error.
-    onRoutesWithMethod(api, ['POST', 'PATCH', 'PUT'], (route) => addRouteHook(route, 'preValidation', async (req: FastifyRequest) => {
-      if (req.body === undefined) req.body = {};
-    }));
+    onRoutesWithMethod(api, ['POST', 'PATCH', 'PUT'], (route) =>
+      addRouteHook(route, 'preValidation', async (req: FastifyRequest) => {
+        if (req.body === undefined) req.body = {};
+      }),
+    );
     registerIdempotency(api, deps);
     await api.register(filesRoutes, { deps });
     await api.register(mediaRoutes, { deps });

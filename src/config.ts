@@ -27,11 +27,27 @@ export interface Config {
   delivery: { cacheControl: string; signedUrlTtlSeconds: number };
   ffmpegPath: string;
   ffprobePath: string;
-  workers: { concurrency: number; leaseMs: number; pollMs: number; inServe: boolean; drainMs: number; metricsPort: number | null };
+  workers: {
+    concurrency: number;
+    leaseMs: number;
+    pollMs: number;
+    inServe: boolean;
+    drainMs: number;
+    metricsPort: number | null;
+  };
   /** Where blobs live: the data dir's disk, or an S3-compatible bucket (credentials from the AWS SDK's usual chain). */
   storage:
     | { kind: 'disk' }
-    | { kind: 's3'; bucket: string; prefix: string; endpoint: string | null; region: string; forcePathStyle: boolean; delivery: 'stream' | 'redirect'; presignSeconds: number };
+    | {
+        kind: 's3';
+        bucket: string;
+        prefix: string;
+        endpoint: string | null;
+        region: string;
+        forcePathStyle: boolean;
+        delivery: 'stream' | 'redirect';
+        presignSeconds: number;
+      };
   /** Shared state for many processes (rate limits); null keeps it in the database or in memory. */
   redisUrl: string | null;
   /** Requests per minute per API key; 0 turns the limit off. */
@@ -73,7 +89,9 @@ export function loadConfig(env: Env = process.env): Config {
   const certFile = env.MEDIAD_TLS_CERT;
   const keyFile = env.MEDIAD_TLS_KEY;
   if (Boolean(certFile) !== Boolean(keyFile)) {
-    problems.push('MEDIAD_TLS_CERT and MEDIAD_TLS_KEY go together: set both (PEM file paths) or neither (a local certificate is created)');
+    problems.push(
+      'MEDIAD_TLS_CERT and MEDIAD_TLS_KEY go together: set both (PEM file paths) or neither (a local certificate is created)',
+    );
   }
 
   const config: Config = {
@@ -81,10 +99,23 @@ export function loadConfig(env: Env = process.env): Config {
     host,
     port,
     publicUrl,
-    database: parseDatabaseUrl(env.MEDIAD_DATABASE_URL, dataDir, problems, read.int('MEDIAD_DATABASE_POOL_SIZE', 10, 1, 1000)),
+    database: parseDatabaseUrl(
+      env.MEDIAD_DATABASE_URL,
+      dataDir,
+      problems,
+      read.int('MEDIAD_DATABASE_POOL_SIZE', 10, 1, 1000),
+    ),
     tls: certFile && keyFile ? { certFile: path.resolve(certFile), keyFile: path.resolve(keyFile) } : null,
     trustProxy: read.list('MEDIAD_TRUST_PROXY'),
-    logLevel: read.oneOf('MEDIAD_LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
+    logLevel: read.oneOf('MEDIAD_LOG_LEVEL', 'info', [
+      'fatal',
+      'error',
+      'warn',
+      'info',
+      'debug',
+      'trace',
+      'silent',
+    ] as const),
     fetch: {
       allowPrivate: read.bool('MEDIAD_ALLOW_PRIVATE_URLS', false),
       allowHosts: read.list('MEDIAD_ALLOWED_URL_HOSTS'),
@@ -135,11 +166,14 @@ function parseStorage(env: Env, read: EnvReader, problems: string[]): Config['st
   if (!raw || raw === 'disk' || raw.startsWith('file:')) return { kind: 'disk' };
   const m = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/.exec(raw);
   if (!m) {
-    problems.push(`MEDIAD_STORAGE_URL must be s3://bucket/optional-prefix (or unset for the data dir's disk), got "${raw}"`);
+    problems.push(
+      `MEDIAD_STORAGE_URL must be s3://bucket/optional-prefix (or unset for the data dir's disk), got "${raw}"`,
+    );
     return { kind: 'disk' };
   }
   const endpoint = env.MEDIAD_S3_ENDPOINT || null;
-  if (endpoint && !/^https?:\/\//.test(endpoint)) problems.push(`MEDIAD_S3_ENDPOINT must be an http(s) URL, got "${endpoint}"`);
+  if (endpoint && !/^https?:\/\//.test(endpoint))
+    problems.push(`MEDIAD_S3_ENDPOINT must be an http(s) URL, got "${endpoint}"`);
   return {
     kind: 's3',
     bucket: m[1]!,
@@ -152,7 +186,12 @@ function parseStorage(env: Env, read: EnvReader, problems: string[]): Config['st
   };
 }
 
-function parseDatabaseUrl(raw: string | undefined, dataDir: string, problems: string[], poolSize: number): Config['database'] {
+function parseDatabaseUrl(
+  raw: string | undefined,
+  dataDir: string,
+  problems: string[],
+  poolSize: number,
+): Config['database'] {
   if (!raw) return { dialect: 'sqlite', file: path.join(dataDir, 'mediad.db') };
   if (/^postgres(ql)?:\/\//.test(raw)) return { dialect: 'postgres', url: raw, poolSize };
   if (raw.startsWith('sqlite:')) {
@@ -165,7 +204,10 @@ function parseDatabaseUrl(raw: string | undefined, dataDir: string, problems: st
 
 /** Small typed accessors that record problems instead of throwing at the first one. */
 class EnvReader {
-  constructor(private readonly env: Env, private readonly problems: string[]) {}
+  constructor(
+    private readonly env: Env,
+    private readonly problems: string[],
+  ) {}
 
   string(name: string, fallback: string): string {
     const v = this.env[name];
@@ -193,7 +235,10 @@ class EnvReader {
   }
 
   list(name: string): string[] {
-    return (this.env[name] ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+    return (this.env[name] ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
   }
 
   oneOf<T extends string>(name: string, fallback: T, allowed: readonly T[]): T {
@@ -208,7 +253,8 @@ class EnvReader {
     const v = this.string(name, fallback);
     try {
       const u = new URL(v);
-      if (u.protocol !== 'https:') this.problems.push(`${name} must be an https:// URL (mediad serves HTTPS only), got "${v}"`);
+      if (u.protocol !== 'https:')
+        this.problems.push(`${name} must be an https:// URL (mediad serves HTTPS only), got "${v}"`);
       return v.replace(/\/+$/, '');
     } catch {
       this.problems.push(`${name} must be an absolute URL such as https://media.example.com, got "${v}"`);

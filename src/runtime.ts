@@ -34,7 +34,8 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
   await blobs.checkWritable();
   // Leftovers of writes interrupted by a crash are never referenced: drop them. (S3 has no temp
   // objects: an interrupted multipart upload is aborted, or expired by a bucket lifecycle rule.)
-  if ('sweepTemp' in blobs) await blobs.sweepTemp(60 * 60 * 1000).catch((err: unknown) => log.warn({ err }, 'temp sweep failed'));
+  if ('sweepTemp' in blobs)
+    await blobs.sweepTemp(60 * 60 * 1000).catch((err: unknown) => log.warn({ err }, 'temp sweep failed'));
   const tmpDir = await prepareScratch(path.join(config.dataDir, 'tmp'));
 
   const outbound = createGuardedClient({
@@ -45,14 +46,28 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
 
   const listener = config.database.dialect === 'postgres' ? listenForWork(config.database.url, log) : null;
   const redis = config.redisUrl ? await connectRedis(config.redisUrl, log) : undefined; // rate limits across processes
-  const deps: Deps = { config, db, reader, blobs, clock: systemClock, outbound, log, tmpDir, ...(redis ? { redis } : {}) };
+  const deps: Deps = {
+    config,
+    db,
+    reader,
+    blobs,
+    clock: systemClock,
+    outbound,
+    log,
+    tmpDir,
+    ...(redis ? { redis } : {}),
+  };
   // Blobs a stopped process wrote or was deleting without its row's commit (blob-journal.ts).
-  const sweepBlobs = () => sweepBlobJournal(deps).catch((err: unknown) => log.warn({ err }, 'blob journal sweep failed'));
+  const sweepBlobs = () =>
+    sweepBlobJournal(deps).catch((err: unknown) => log.warn({ err }, 'blob journal sweep failed'));
   await sweepBlobs();
-  const sweeper = setInterval(() => {
-    sweepExpiredKeys(deps).catch((err: unknown) => log.warn({ err }, 'idempotency sweep failed'));
-    void sweepBlobs();
-  }, 15 * 60 * 1000);
+  const sweeper = setInterval(
+    () => {
+      sweepExpiredKeys(deps).catch((err: unknown) => log.warn({ err }, 'idempotency sweep failed'));
+      void sweepBlobs();
+    },
+    15 * 60 * 1000,
+  );
   sweeper.unref();
 
   return {

@@ -35,11 +35,21 @@ const FIRST_BYTE_TIMEOUT_MS = 15_000;
 
 async function loadTls(config: Config, log: (m: string) => void) {
   if (config.tls) {
-    const [cert, key] = await Promise.all([fs.readFile(config.tls.certFile, 'utf8'), fs.readFile(config.tls.keyFile, 'utf8')]);
+    const [cert, key] = await Promise.all([
+      fs.readFile(config.tls.certFile, 'utf8'),
+      fs.readFile(config.tls.keyFile, 'utf8'),
+    ]);
     return { cert, key, caCertPath: null };
   }
-  const local = await ensureLocalTls({ dir: path.join(config.dataDir, 'tls'), hosts: [new URL(config.publicUrl).hostname], log });
-  if (local.created) log(`created a local certificate authority; to trust it:\n${trustInstructions(local.caCertPath, config.publicUrl)}`);
+  const local = await ensureLocalTls({
+    dir: path.join(config.dataDir, 'tls'),
+    hosts: [new URL(config.publicUrl).hostname],
+    log,
+  });
+  if (local.created)
+    log(
+      `created a local certificate authority; to trust it:\n${trustInstructions(local.caCertPath, config.publicUrl)}`,
+    );
   return local;
 }
 
@@ -60,11 +70,23 @@ function isTrustedProxy(address: string | undefined, trusted: string[]): boolean
 /** Plain HTTP on the HTTPS port: served only from a trusted TLS-terminating proxy, otherwise a readable error. */
 function plainHttpHandler(config: Config, appHandler: http.RequestListener): http.RequestListener {
   return (req, res) => {
-    if (req.headers['x-forwarded-proto'] === 'https' && isTrustedProxy(req.socket.remoteAddress, config.trustProxy)) return appHandler(req, res);
+    if (req.headers['x-forwarded-proto'] === 'https' && isTrustedProxy(req.socket.remoteAddress, config.trustProxy))
+      return appHandler(req, res);
     const target = `${config.publicUrl}${req.url ?? '/'}`;
     const requestId = newId('request');
-    const body = JSON.stringify(rawErrorEnvelope(target, new AppError('https_required', `mediad only answers over HTTPS: use ${target}`), requestId));
-    res.writeHead(400, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), 'x-request-id': requestId, connection: 'close' });
+    const body = JSON.stringify(
+      rawErrorEnvelope(
+        target,
+        new AppError('https_required', `mediad only answers over HTTPS: use ${target}`),
+        requestId,
+      ),
+    );
+    res.writeHead(400, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(body),
+      'x-request-id': requestId,
+      connection: 'close',
+    });
     res.end(body);
   };
 }
@@ -112,16 +134,34 @@ export async function startServer(config: Config): Promise<RunningServer> {
       return httpsServer;
     },
   });
-  await app.listen({ host: config.host, port: config.port, listenTextResolver: (address) => `listening at ${address.replace(/^http:/, 'https:')}` });
+  await app.listen({
+    host: config.host,
+    port: config.port,
+    listenTextResolver: (address) => `listening at ${address.replace(/^http:/, 'https:')}`,
+  });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
-  const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  const host =
+    config.host === '0.0.0.0' || config.host === '::'
+      ? 'localhost'
+      : config.host.includes(':')
+        ? `[${config.host}]`
+        : config.host;
   const url = `https://${host}:${port}`;
-  log.info({ url, publicUrl: config.publicUrl, database: config.database.dialect, dataDir: config.dataDir }, 'mediad is listening');
+  log.info(
+    { url, publicUrl: config.publicUrl, database: config.database.dialect, dataDir: config.dataDir },
+    'mediad is listening',
+  );
   const background = startBackground(runtime, config);
   const pool = background.pool;
-  const keys = await runtime.deps.db.selectFrom('api_keys').select('id').where('revoked', 'is', null).limit(1).execute();
-  if (keys.length === 0) log.warn('no API keys yet: create one with `npm run mediad -- keys create --org <name> --project <name>`');
+  const keys = await runtime.deps.db
+    .selectFrom('api_keys')
+    .select('id')
+    .where('revoked', 'is', null)
+    .limit(1)
+    .execute();
+  if (keys.length === 0)
+    log.warn('no API keys yet: create one with `npm run mediad -- keys create --org <name> --project <name>`');
 
   let closing: Promise<void> | undefined;
   return {
@@ -151,7 +191,10 @@ export interface Background {
 /** serve runs workers unless MEDIAD_SERVE_WORKERS=false; webhooks are always delivered. */
 export function startBackground(runtime: Runtime, config: Config, workerRole = false): Background {
   const concurrency = workerRole ? Math.max(1, config.workers.concurrency) : config.workers.concurrency;
-  const pool = concurrency > 0 && (workerRole || config.workers.inServe) ? new WorkerPool(runtime.deps, { ...config.workers, concurrency }) : null;
+  const pool =
+    concurrency > 0 && (workerRole || config.workers.inServe)
+      ? new WorkerPool(runtime.deps, { ...config.workers, concurrency })
+      : null;
   pool?.start();
   if (pool) runtime.deps.log.info({ concurrency, owner: pool.owner }, 'task workers started');
   const deliverer = new WebhookDeliverer(runtime.deps, { concurrency: 8, pollMs: 1000 });
@@ -191,11 +234,17 @@ async function startWorkerMetrics(runtime: Runtime, config: Config): Promise<Fas
   if (!config.workers.metricsPort) return null;
   const tls = await loadTls(config, (m) => runtime.deps.log.info(m));
   const app = Fastify({
-    https: { cert: tls.cert, key: tls.key }, loggerInstance: runtime.deps.log, genReqId: () => newId('request'),
+    https: { cert: tls.cert, key: tls.key },
+    loggerInstance: runtime.deps.log,
+    genReqId: () => newId('request'),
     clientErrorHandler: clientErrorHandler(config.publicUrl),
   }) as unknown as FastifyInstance;
   registerErrorHandling(app);
   await app.register(metricsRoutes, { deps: runtime.deps });
-  await app.listen({ host: config.host, port: config.workers.metricsPort, listenTextResolver: (a) => `metrics listening at ${a.replace(/^http:/, 'https:')}` });
+  await app.listen({
+    host: config.host,
+    port: config.workers.metricsPort,
+    listenTextResolver: (a) => `metrics listening at ${a.replace(/^http:/, 'https:')}`,
+  });
   return app;
 }

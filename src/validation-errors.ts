@@ -13,7 +13,12 @@ export interface AjvIssue {
 
 /** "/workflow/1/next/0/width" -> "workflow[1].next[0].width" (with the missing or unknown property named). */
 export function issuePath(issue: AjvIssue): string {
-  let p = issue.instancePath.split('/').filter(Boolean).map((s) => (/^\d+$/.test(s) ? `[${s}]` : `.${s}`)).join('').replace(/^\./, '');
+  let p = issue.instancePath
+    .split('/')
+    .filter(Boolean)
+    .map((s) => (/^\d+$/.test(s) ? `[${s}]` : `.${s}`))
+    .join('')
+    .replace(/^\./, '');
   const extra = issue.params.missingProperty ?? issue.params.additionalProperty;
   if (typeof extra === 'string') p = p ? `${p}.${extra}` : extra;
   return p;
@@ -23,7 +28,7 @@ export function issuePath(issue: AjvIssue): string {
 function fieldPath(issue: AjvIssue, part: string | undefined): string {
   const p = issuePath(issue);
   const prefix = part === 'querystring' ? 'query' : part && part !== 'body' ? part : '';
-  return [prefix, p].filter(Boolean).join('.') || (prefix || 'body');
+  return [prefix, p].filter(Boolean).join('.') || prefix || 'body';
 }
 
 export function issueMessage(issue: AjvIssue): string {

@@ -27,7 +27,11 @@ export function isProviderError(err: unknown): err is ProviderError {
 export class EngineUnavailableError extends Error {
   readonly code = 'engine_unavailable' as const;
 
-  constructor(readonly engine: string, message: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly engine: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
     this.name = 'EngineUnavailableError';
   }

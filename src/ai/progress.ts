@@ -9,7 +9,11 @@ export interface ProgressReporter {
   done(): void;
 }
 
-export function progressReporter(fn: ProgressFn | undefined, intervalMs = 250, now: () => number = Date.now): ProgressReporter {
+export function progressReporter(
+  fn: ProgressFn | undefined,
+  intervalMs = 250,
+  now: () => number = Date.now,
+): ProgressReporter {
   let last = -1;
   let lastAt = -Infinity;
   const emit = (p: number): void => {

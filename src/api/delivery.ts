@@ -19,7 +19,8 @@ import { verifySignature, type SignedMethod } from '../services/signatures.js';
 export const DELIVERY_PREFIX = '/d';
 
 /** RFC 8187 value encoding: encodeURIComponent leaves ' ( ) * which the header grammar does not allow. */
-const rfc8187 = (name: string) => encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+const rfc8187 = (name: string) =>
+  encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 
 type SignedQuery = { expiry?: string; method?: string; signature?: string };
 
@@ -50,7 +51,13 @@ async function projectFor(deps: Deps, projectId: string) {
   }
 }
 
-function checkSigned(deps: Deps, secret: string, t: { folder: string; filename: string }, query: SignedQuery, method: SignedMethod): void {
+function checkSigned(
+  deps: Deps,
+  secret: string,
+  t: { folder: string; filename: string },
+  query: SignedQuery,
+  method: SignedMethod,
+): void {
   verifySignature(secret, t.folder, t.filename, query, method, Math.floor(deps.clock.now().getTime() / 1000));
 }
 
@@ -58,16 +65,24 @@ async function serve(deps: Deps, req: FastifyRequest<{ Querystring: SignedQuery 
   const target = parseTarget(req);
   const project = await projectFor(deps, target.projectId);
   if (req.query.signature !== undefined) checkSigned(deps, project.signing_secret, target, req.query, 'get');
-  else if (project.require_signed_delivery === 1) throw new AppError('forbidden', 'this project serves files only through signed URLs; create one with POST /signatures');
+  else if (project.require_signed_delivery === 1)
+    throw new AppError(
+      'forbidden',
+      'this project serves files only through signed URLs; create one with POST /signatures',
+    );
 
   const file = await findFileByPath(deps, project.id, target.folder, target.filename);
   if (!file) throw new AppError('not_found', 'no file at this address');
   const size = Number(file.filesize);
   // A file id never gets other bytes, so the id is a strong validator.
   const etag = `"${file.id}"`;
-  reply.header('etag', etag)
+  reply
+    .header('etag', etag)
     .header('last-modified', new Date(file.created).toUTCString())
-    .header('cache-control', project.require_signed_delivery === 1 ? 'private, max-age=300' : deps.config.delivery.cacheControl)
+    .header(
+      'cache-control',
+      project.require_signed_delivery === 1 ? 'private, max-age=300' : deps.config.delivery.cacheControl,
+    )
     .header('accept-ranges', 'bytes')
     .header('x-content-type-options', 'nosniff')
     .header('content-disposition', `inline; filename*=UTF-8''${rfc8187(file.filename)}`);
@@ -78,7 +93,9 @@ async function serve(deps: Deps, req: FastifyRequest<{ Querystring: SignedQuery 
   const range = ifRange && ifRange !== etag ? { kind: 'full' as const } : parseRange(req.headers.range, size);
   reply.type(file.type);
   if (range.kind === 'unsatisfiable') {
-    throw new AppError('range_not_satisfiable', `the requested range is outside the file's ${size} bytes`, { headers: { 'content-range': `bytes */${size}` } });
+    throw new AppError('range_not_satisfiable', `the requested range is outside the file's ${size} bytes`, {
+      headers: { 'content-range': `bytes */${size}` },
+    });
   }
   const slice = range.kind === 'partial' ? { start: range.start, end: range.end } : undefined;
   if (slice) reply.code(206).header('content-range', `bytes ${slice.start}-${slice.end}/${size}`);
@@ -93,10 +110,18 @@ async function serve(deps: Deps, req: FastifyRequest<{ Querystring: SignedQuery 
  * presigned GET URL does not allow HEAD (the method is part of its signature).
  */
 function redirectsToStore(deps: Deps): boolean {
-  return deps.config.storage.kind === 's3' && deps.config.storage.delivery === 'redirect' && deps.blobs.presignGet !== undefined;
+  return (
+    deps.config.storage.kind === 's3' &&
+    deps.config.storage.delivery === 'redirect' &&
+    deps.blobs.presignGet !== undefined
+  );
 }
 
-async function redirectToStore(deps: Deps, reply: FastifyReply, file: { blob_key: string; type: string; filename: string }) {
+async function redirectToStore(
+  deps: Deps,
+  reply: FastifyReply,
+  file: { blob_key: string; type: string; filename: string },
+) {
   const seconds = deps.config.storage.kind === 's3' ? deps.config.storage.presignSeconds : 300;
   const location = await deps.blobs.presignGet!(file.blob_key, {
     expiresSeconds: seconds,
@@ -106,7 +131,11 @@ async function redirectToStore(deps: Deps, reply: FastifyReply, file: { blob_key
   // The 302 carries a bearer URL for the object: private, and cached for at most half its lifetime,
   // so a cached redirect never points at an expired URL.
   for (const name of ['etag', 'last-modified', 'accept-ranges', 'content-disposition']) reply.removeHeader(name);
-  return reply.code(302).header('location', location).header('cache-control', `private, max-age=${Math.floor(seconds / 2)}`).send();
+  return reply
+    .code(302)
+    .header('location', location)
+    .header('cache-control', `private, max-age=${Math.floor(seconds / 2)}`)
+    .send();
 }
 
 async function upload(deps: Deps, req: FastifyRequest<{ Querystring: SignedQuery }>, reply: FastifyReply) {
@@ -118,19 +147,37 @@ async function upload(deps: Deps, req: FastifyRequest<{ Querystring: SignedQuery
     const token = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1];
     const auth = token ? await authenticate(deps, token) : null;
     if (!auth || auth.projectId !== project.id) {
-      throw new AppError('unauthorized', 'uploading needs a signed PUT URL (POST /signatures with method "put") or an API key of this project', { headers: { 'www-authenticate': 'Bearer realm="mediad"' } });
+      throw new AppError(
+        'unauthorized',
+        'uploading needs a signed PUT URL (POST /signatures with method "put") or an API key of this project',
+        { headers: { 'www-authenticate': 'Bearer realm="mediad"' } },
+      );
     }
     req.auth = auth;
   }
   const declared = Number(req.headers['content-length'] ?? NaN);
-  if (declared > deps.config.limits.maxFileBytes) throw new AppError('payload_too_large', `the upload is larger than the ${deps.config.limits.maxFileBytes}-byte limit (MEDIAD_MAX_FILE_BYTES)`);
+  if (declared > deps.config.limits.maxFileBytes)
+    throw new AppError(
+      'payload_too_large',
+      `the upload is larger than the ${deps.config.limits.maxFileBytes}-byte limit (MEDIAD_MAX_FILE_BYTES)`,
+    );
   await precheck(deps, { projectId: project.id }, { folder: target.folder, filename: target.filename });
   const tmp = scratchPath(deps, 'upload');
   try {
     await receive(req, tmp, deps.config.limits.maxFileBytes);
-    const file = await storeLocalFile(deps, { projectId: project.id }, tmp, { folder: target.folder, filename: target.filename });
+    const file = await storeLocalFile(deps, { projectId: project.id }, tmp, {
+      folder: target.folder,
+      filename: target.filename,
+    });
     req.auth ??= { orgId: project.org_id, projectId: project.id, keyId: '' };
-    return reply.code(201).send(objectBody(req, file, { self: `${deps.config.publicUrl}/files/${file.id}`, parent: `${deps.config.publicUrl}/files` }));
+    return reply
+      .code(201)
+      .send(
+        objectBody(req, file, {
+          self: `${deps.config.publicUrl}/files/${file.id}`,
+          parent: `${deps.config.publicUrl}/files`,
+        }),
+      );
   } finally {
     await fsp.rm(tmp, { force: true });
   }
@@ -142,12 +189,17 @@ async function receive(req: FastifyRequest, dest: string, maxBytes: number): Pro
   const limiter = async function* (source: AsyncIterable<Buffer>) {
     for await (const chunk of source) {
       received += chunk.length;
-      if (received > maxBytes) throw new AppError('payload_too_large', `the upload is larger than the ${maxBytes}-byte limit (MEDIAD_MAX_FILE_BYTES)`);
+      if (received > maxBytes)
+        throw new AppError(
+          'payload_too_large',
+          `the upload is larger than the ${maxBytes}-byte limit (MEDIAD_MAX_FILE_BYTES)`,
+        );
       yield chunk;
     }
   };
   await pipeline(req.raw, limiter, fs.createWriteStream(dest, { highWaterMark: 1024 * 1024 }));
-  if (received === 0) throw new AppError('bad_request', 'the upload body is empty; send the file bytes as the PUT body');
+  if (received === 0)
+    throw new AppError('bad_request', 'the upload body is empty; send the file bytes as the PUT body');
 }
 
 export async function deliveryRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
@@ -165,7 +217,12 @@ export async function deliveryRoutes(app: FastifyInstance, { deps }: { deps: Dep
   // HEAD is declared with GET rather than left to Fastify's generated HEAD route: that route's
   // onSend hook rewrites Content-Length to 0 for a body-less reply, and serve() answers HEAD
   // without a body, so HEAD would announce 0 bytes instead of the file's (or the range's) size.
-  app.route<{ Querystring: SignedQuery }>({ method: ['GET', 'HEAD'], url: `${DELIVERY_PREFIX}/*`, config, handler: (req, reply) => serve(deps, req, reply) });
+  app.route<{ Querystring: SignedQuery }>({
+    method: ['GET', 'HEAD'],
+    url: `${DELIVERY_PREFIX}/*`,
+    config,
+    handler: (req, reply) => serve(deps, req, reply),
+  });
   app.put<{ Querystring: SignedQuery }>(`${DELIVERY_PREFIX}/*`, { config }, async (req, reply) => {
     try {
       return await upload(deps, req, reply);

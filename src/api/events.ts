@@ -13,7 +13,9 @@ const EventSchema = Type.Object({
   // The resource as the API showed it when the event happened.
   data: Type.Record(Type.String(), Type.Unknown()),
   // Present when an automation's work caused the event.
-  cause: Type.Optional(Type.Object({ automation_id: Type.String(), chain: Type.Array(Type.String()), depth: Type.Integer() })),
+  cause: Type.Optional(
+    Type.Object({ automation_id: Type.String(), chain: Type.Array(Type.String()), depth: Type.Integer() }),
+  ),
   created: Type.String(),
 });
 
@@ -23,11 +25,22 @@ const EventQuery = pageQuery(20, { type: Type.Optional(Type.Enum([...EVENT_TYPES
 export const eventsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   const base = `${deps.config.publicUrl}/events`;
 
-  app.get('/events', { schema: { querystring: EventQuery, response: { 200: listEnvelope(EventSchema), ...errorResponses } } }, async (req) => {
-    const { type } = req.query;
-    return listBody(req, base, await listEvents(deps, req.auth!, req.query, { type }), type ? { type } : {});
-  });
+  app.get(
+    '/events',
+    { schema: { querystring: EventQuery, response: { 200: listEnvelope(EventSchema), ...errorResponses } } },
+    async (req) => {
+      const { type } = req.query;
+      return listBody(req, base, await listEvents(deps, req.auth!, req.query, { type }), type ? { type } : {});
+    },
+  );
 
-  app.get('/events/:id', { schema: { params: IdParams, response: { 200: objectEnvelope(EventSchema), ...errorResponses } } }, async (req) =>
-    objectBody(req, await getEvent(deps, req.auth!, req.params.id), { self: `${base}/${req.params.id}`, parent: base }));
+  app.get(
+    '/events/:id',
+    { schema: { params: IdParams, response: { 200: objectEnvelope(EventSchema), ...errorResponses } } },
+    async (req) =>
+      objectBody(req, await getEvent(deps, req.auth!, req.params.id), {
+        self: `${base}/${req.params.id}`,
+        parent: base,
+      }),
+  );
 };

@@ -23,7 +23,12 @@ const fileFields = {
   updated: Type.String(),
 };
 
-export const FileSchema = Type.Object({ ...fileFields, media_id: Type.String(), metadata: Metadata, status: Type.String() });
+export const FileSchema = Type.Object({
+  ...fileFields,
+  media_id: Type.String(),
+  metadata: Metadata,
+  status: Type.String(),
+});
 export const EmbeddedFileSchema = Type.Object(fileFields);
 
 export const CreateFileBody = Type.Object(
@@ -39,8 +44,18 @@ export const CreateFileBody = Type.Object(
 );
 
 export const PatchFileBody = Type.Object(
-  { folder: Type.Optional(FolderField), filename: Type.Optional(FilenameField), ref: Type.Optional(Nullable(Ref)), metadata: Type.Optional(Metadata) },
+  {
+    folder: Type.Optional(FolderField),
+    filename: Type.Optional(FilenameField),
+    ref: Type.Optional(Nullable(Ref)),
+    metadata: Type.Optional(Metadata),
+  },
   { additionalProperties: false },
 );
 
-export const DeletedSchema = Type.Object({ id: Type.String(), object: Type.String(), deleted: Type.Boolean(), message: Type.String() });
+export const DeletedSchema = Type.Object({
+  id: Type.String(),
+  object: Type.String(),
+  deleted: Type.Boolean(),
+  message: Type.String(),
+});

@@ -10,30 +10,60 @@ export const filesRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
   const base = `${deps.config.publicUrl}/files`;
   const links = (id: string) => ({ self: `${base}/${id}`, parent: base });
 
-  app.post('/files', { schema: { body: CreateFileBody, response: { 201: objectEnvelope(FileSchema), ...errorResponses } } }, async (req, reply) => {
-    const { url, ...input } = req.body;
-    const abort = new AbortController();
-    req.raw.once('close', () => { if (!reply.sent) abort.abort(); });
-    const file = await createFileFromUrl(deps, req.auth!, url, input, abort.signal);
-    return reply.code(201).send(objectBody(req, file, links(file.id)));
-  });
+  app.post(
+    '/files',
+    { schema: { body: CreateFileBody, response: { 201: objectEnvelope(FileSchema), ...errorResponses } } },
+    async (req, reply) => {
+      const { url, ...input } = req.body;
+      const abort = new AbortController();
+      req.raw.once('close', () => {
+        if (!reply.sent) abort.abort();
+      });
+      const file = await createFileFromUrl(deps, req.auth!, url, input, abort.signal);
+      return reply.code(201).send(objectBody(req, file, links(file.id)));
+    },
+  );
 
-  app.get('/files', { ...nativeJson, schema: { querystring: plainPageQuery(20), response: { 200: listEnvelope(FileSchema), ...errorResponses } } }, async (req) =>
-    asSerialised(listBody(req, base, await listFiles(deps, req.auth!, req.query))));
+  app.get(
+    '/files',
+    {
+      ...nativeJson,
+      schema: { querystring: plainPageQuery(20), response: { 200: listEnvelope(FileSchema), ...errorResponses } },
+    },
+    async (req) => asSerialised(listBody(req, base, await listFiles(deps, req.auth!, req.query))),
+  );
 
-  app.get('/files/:id', { ...nativeJson, schema: { params: IdParams, response: { 200: objectEnvelope(FileSchema), ...errorResponses } } }, async (req) => {
-    const file = await getFile(deps, req.auth!, req.params.id);
-    return objectBody(req, file, links(file.id));
-  });
+  app.get(
+    '/files/:id',
+    { ...nativeJson, schema: { params: IdParams, response: { 200: objectEnvelope(FileSchema), ...errorResponses } } },
+    async (req) => {
+      const file = await getFile(deps, req.auth!, req.params.id);
+      return objectBody(req, file, links(file.id));
+    },
+  );
 
-  app.patch('/files/:id', { schema: { params: IdParams, body: PatchFileBody, response: { 200: objectEnvelope(FileSchema), ...errorResponses } } }, async (req) => {
-    const file = await updateFile(deps, req.auth!, req.params.id, req.body);
-    return objectBody(req, file, links(file.id));
-  });
+  app.patch(
+    '/files/:id',
+    {
+      schema: {
+        params: IdParams,
+        body: PatchFileBody,
+        response: { 200: objectEnvelope(FileSchema), ...errorResponses },
+      },
+    },
+    async (req) => {
+      const file = await updateFile(deps, req.auth!, req.params.id, req.body);
+      return objectBody(req, file, links(file.id));
+    },
+  );
 
-  app.delete('/files/:id', { schema: { params: IdParams, response: { 200: objectEnvelope(DeletedSchema), ...errorResponses } } }, async (req) => {
-    await deleteFile(deps, req.auth!, req.params.id);
-    const id = req.params.id;
-    return objectBody(req, { id, object: 'source', deleted: true, message: `${id} deleted` }, links(id));
-  });
+  app.delete(
+    '/files/:id',
+    { schema: { params: IdParams, response: { 200: objectEnvelope(DeletedSchema), ...errorResponses } } },
+    async (req) => {
+      await deleteFile(deps, req.auth!, req.params.id);
+      const id = req.params.id;
+      return objectBody(req, { id, object: 'source', deleted: true, message: `${id} deleted` }, links(id));
+    },
+  );
 };

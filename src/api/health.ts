@@ -12,7 +12,9 @@ export async function healthRoutes(app: FastifyInstance, { deps }: { deps: Deps 
       await sql`select 1`.execute(deps.db);
       await deps.blobs.checkWritable();
     } catch (err) {
-      throw new AppError('service_unavailable', 'mediad is not ready: the database or storage does not answer', { cause: err });
+      throw new AppError('service_unavailable', 'mediad is not ready: the database or storage does not answer', {
+        cause: err,
+      });
     }
     return objectBody(req, { status: 'ok' }, links);
   });

@@ -3,7 +3,15 @@ import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import { listBody, objectBody } from '../http/envelope.js';
 import { nativeJson } from '../http/json-text.js';
-import { errorResponses, IdParams, listEnvelope, Metadata, Nullable, objectEnvelope, plainPageQuery } from '../http/schemas.js';
+import {
+  errorResponses,
+  IdParams,
+  listEnvelope,
+  Metadata,
+  Nullable,
+  objectEnvelope,
+  plainPageQuery,
+} from '../http/schemas.js';
 import { createMedia, deleteMedia, getMedia, listMedia, updateMedia } from '../services/media.js';
 import { DeletedSchema, EmbeddedFileSchema } from './file-schemas.js';
 
@@ -35,22 +43,39 @@ export const mediaRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
   const links = (id: string) => ({ self: `${base}/${id}`, parent: base });
   const one = { params: IdParams, response: { 200: objectEnvelope(MediaSchema), ...errorResponses } };
 
-  app.post('/media', { schema: { body: MediaBody, response: { 201: objectEnvelope(MediaSchema), ...errorResponses } } }, async (req, reply) => {
-    const media = await createMedia(deps, req.auth!, req.body);
-    return reply.code(201).send(objectBody(req, media, links(media.id)));
-  });
+  app.post(
+    '/media',
+    { schema: { body: MediaBody, response: { 201: objectEnvelope(MediaSchema), ...errorResponses } } },
+    async (req, reply) => {
+      const media = await createMedia(deps, req.auth!, req.body);
+      return reply.code(201).send(objectBody(req, media, links(media.id)));
+    },
+  );
 
-  app.get('/media', { ...nativeJson, schema: { querystring: plainPageQuery(20), response: { 200: listEnvelope(MediaSchema), ...errorResponses } } }, async (req) =>
-    listBody(req, base, await listMedia(deps, req.auth!, req.query)));
+  app.get(
+    '/media',
+    {
+      ...nativeJson,
+      schema: { querystring: plainPageQuery(20), response: { 200: listEnvelope(MediaSchema), ...errorResponses } },
+    },
+    async (req) => listBody(req, base, await listMedia(deps, req.auth!, req.query)),
+  );
 
-  app.get('/media/:id', { ...nativeJson, schema: one }, async (req) => objectBody(req, await getMedia(deps, req.auth!, req.params.id), links(req.params.id)));
+  app.get('/media/:id', { ...nativeJson, schema: one }, async (req) =>
+    objectBody(req, await getMedia(deps, req.auth!, req.params.id), links(req.params.id)),
+  );
 
   app.patch('/media/:id', { schema: { ...one, body: MediaBody } }, async (req) =>
-    objectBody(req, await updateMedia(deps, req.auth!, req.params.id, req.body), links(req.params.id)));
+    objectBody(req, await updateMedia(deps, req.auth!, req.params.id, req.body), links(req.params.id)),
+  );
 
-  app.delete('/media/:id', { schema: { params: IdParams, response: { 200: objectEnvelope(DeletedSchema), ...errorResponses } } }, async (req) => {
-    await deleteMedia(deps, req.auth!, req.params.id);
-    const id = req.params.id;
-    return objectBody(req, { id, object: 'media', deleted: true, message: `${id} deleted` }, links(id));
-  });
+  app.delete(
+    '/media/:id',
+    { schema: { params: IdParams, response: { 200: objectEnvelope(DeletedSchema), ...errorResponses } } },
+    async (req) => {
+      await deleteMedia(deps, req.auth!, req.params.id);
+      const id = req.params.id;
+      return objectBody(req, { id, object: 'media', deleted: true, message: `${id} deleted` }, links(id));
+    },
+  );
 };

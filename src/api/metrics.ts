@@ -21,15 +21,26 @@ export async function metricsRoutes(app: FastifyInstance, { deps }: { deps: Deps
       const m = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '');
       // Digests have equal length, so the comparison time says nothing about the token.
       if (!m?.[1] || !timingSafeEqual(digest(m[1]), tokenDigest)) {
-        throw new AppError('unauthorized', 'GET /metrics needs the header "Authorization: Bearer <MEDIAD_METRICS_TOKEN>"', {
-          headers: { 'www-authenticate': 'Bearer realm="mediad-metrics"' },
-        });
+        throw new AppError(
+          'unauthorized',
+          'GET /metrics needs the header "Authorization: Bearer <MEDIAD_METRICS_TOKEN>"',
+          {
+            headers: { 'www-authenticate': 'Bearer realm="mediad-metrics"' },
+          },
+        );
       }
     } else if (!isLocalClient(req)) {
-      throw new AppError('forbidden', 'GET /metrics answers only local clients; set MEDIAD_METRICS_TOKEN to scrape it over the network with "Authorization: Bearer <token>"');
+      throw new AppError(
+        'forbidden',
+        'GET /metrics answers only local clients; set MEDIAD_METRICS_TOKEN to scrape it over the network with "Authorization: Bearer <token>"',
+      );
     }
-    const rows = await deps.db.selectFrom('tasks').select((eb) => ['status', eb.fn.countAll<number>().as('n')])
-      .where('status', 'in', QUEUE_STATUSES).groupBy('status').execute();
+    const rows = await deps.db
+      .selectFrom('tasks')
+      .select((eb) => ['status', eb.fn.countAll<number>().as('n')])
+      .where('status', 'in', QUEUE_STATUSES)
+      .groupBy('status')
+      .execute();
     setQueueDepth(rows.map((r) => ({ status: r.status, n: Number(r.n) })));
     const body = await registry.metrics();
     return reply.header('cache-control', 'no-store').type(registry.contentType).send(body);

@@ -35,14 +35,34 @@ const SignatureSchema = Type.Object({
 export const signatureRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   const base = deps.config.publicUrl;
 
-  app.post('/signatures', { schema: { body: SignatureBody, response: { 201: objectEnvelope(SignatureSchema), ...errorResponses } } }, async (req, reply) => {
-    const now = Math.floor(deps.clock.now().getTime() / 1000);
-    const expiry = req.body.expiry ?? now + deps.config.delivery.signedUrlTtlSeconds;
-    if (expiry <= now || expiry > now + MAX_EXPIRY_SECONDS) {
-      throw new AppError('validation_failed', `expiry must be a unix time in seconds in the future and at most 7 days away (now is ${now})`, { details: [{ field: 'expiry', message: 'out of range' }] });
-    }
-    const project = await getProjectRow(deps, req.auth!.projectId);
-    const signed = signedUrl(deps, project.id, project.signing_secret, normalizeFolder(req.body.folder), checkFilename(req.body.filename), expiry, req.body.method ?? 'get');
-    return reply.code(201).send(objectBody(req, { object: 'signature' as const, ...signed }, { self: `${base}/signatures`, parent: base }));
-  });
+  app.post(
+    '/signatures',
+    { schema: { body: SignatureBody, response: { 201: objectEnvelope(SignatureSchema), ...errorResponses } } },
+    async (req, reply) => {
+      const now = Math.floor(deps.clock.now().getTime() / 1000);
+      const expiry = req.body.expiry ?? now + deps.config.delivery.signedUrlTtlSeconds;
+      if (expiry <= now || expiry > now + MAX_EXPIRY_SECONDS) {
+        throw new AppError(
+          'validation_failed',
+          `expiry must be a unix time in seconds in the future and at most 7 days away (now is ${now})`,
+          { details: [{ field: 'expiry', message: 'out of range' }] },
+        );
+      }
+      const project = await getProjectRow(deps, req.auth!.projectId);
+      const signed = signedUrl(
+        deps,
+        project.id,
+        project.signing_secret,
+        normalizeFolder(req.body.folder),
+        checkFilename(req.body.filename),
+        expiry,
+        req.body.method ?? 'get',
+      );
+      return reply
+        .code(201)
+        .send(
+          objectBody(req, { object: 'signature' as const, ...signed }, { self: `${base}/signatures`, parent: base }),
+        );
+    },
+  );
 };

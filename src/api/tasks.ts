@@ -21,7 +21,17 @@ const TaskSchema = Type.Object({
   parent_id: Type.Optional(Type.String()),
   automation_id: Type.Optional(Type.String()),
   results: Type.Optional(FreeObject),
-  workflow: Type.Optional(Type.Array(Type.Object({ id: Type.String(), object: Type.Literal('task'), kind: Type.String(), status: Type.String(), output_file_id: Type.Union([Type.String(), Type.Null()]) }))),
+  workflow: Type.Optional(
+    Type.Array(
+      Type.Object({
+        id: Type.String(),
+        object: Type.Literal('task'),
+        kind: Type.String(),
+        status: Type.String(),
+        output_file_id: Type.Union([Type.String(), Type.Null()]),
+      }),
+    ),
+  ),
   webhook_url: Type.Optional(Type.String()),
   created: Type.String(),
   updated: Type.String(),
@@ -60,18 +70,31 @@ export const tasksRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
     return envelope;
   };
 
-  app.post('/tasks', { schema: { body: CreateTaskBody, response: { 201: TaskEnvelope, ...errorResponses } } }, async (req, reply) =>
-    reply.code(201).send(taskBody(req, await createTask(deps, req.auth!, req.body))));
+  app.post(
+    '/tasks',
+    { schema: { body: CreateTaskBody, response: { 201: TaskEnvelope, ...errorResponses } } },
+    async (req, reply) => reply.code(201).send(taskBody(req, await createTask(deps, req.auth!, req.body))),
+  );
 
-  app.get('/tasks', { schema: { querystring: TaskQuery, response: { 200: TaskList, ...errorResponses } } }, async (req) => {
-    const { status, kind } = req.query;
-    const extra: Record<string, string> = { ...(status ? { status } : {}), ...(kind ? { kind } : {}) };
-    return listBody(req, base, await listTasks(deps, req.auth!, req.query, { status, kind }), extra);
-  });
+  app.get(
+    '/tasks',
+    { schema: { querystring: TaskQuery, response: { 200: TaskList, ...errorResponses } } },
+    async (req) => {
+      const { status, kind } = req.query;
+      const extra: Record<string, string> = { ...(status ? { status } : {}), ...(kind ? { kind } : {}) };
+      return listBody(req, base, await listTasks(deps, req.auth!, req.query, { status, kind }), extra);
+    },
+  );
 
-  app.get('/tasks/:id', { schema: { params: IdParams, response: { 200: TaskEnvelope, ...errorResponses } } }, async (req) =>
-    taskBody(req, await getTask(deps, req.auth!, req.params.id)));
+  app.get(
+    '/tasks/:id',
+    { schema: { params: IdParams, response: { 200: TaskEnvelope, ...errorResponses } } },
+    async (req) => taskBody(req, await getTask(deps, req.auth!, req.params.id)),
+  );
 
-  app.post('/tasks/:id/cancel', { schema: { params: IdParams, response: { 200: TaskEnvelope, ...errorResponses } } }, async (req) =>
-    taskBody(req, await cancelTask(deps, req.auth!, req.params.id)));
+  app.post(
+    '/tasks/:id/cancel',
+    { schema: { params: IdParams, response: { 200: TaskEnvelope, ...errorResponses } } },
+    async (req) => taskBody(req, await cancelTask(deps, req.auth!, req.params.id)),
+  );
 };

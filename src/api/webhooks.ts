@@ -3,9 +3,25 @@ import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import { EVENT_TYPES } from '../events/record.js';
 import { listBody, objectBody } from '../http/envelope.js';
-import { IdParams, Nullable, errorResponses, listEnvelope, objectEnvelope, pageQuery, plainPageQuery } from '../http/schemas.js';
 import {
-  createEndpoint, deleteEndpoint, getEndpoint, getEndpointDelivery, listEndpointDeliveries, listEndpoints, retryEndpointDelivery, rotateEndpointSecret, updateEndpoint,
+  IdParams,
+  Nullable,
+  errorResponses,
+  listEnvelope,
+  objectEnvelope,
+  pageQuery,
+  plainPageQuery,
+} from '../http/schemas.js';
+import {
+  createEndpoint,
+  deleteEndpoint,
+  getEndpoint,
+  getEndpointDelivery,
+  listEndpointDeliveries,
+  listEndpoints,
+  retryEndpointDelivery,
+  rotateEndpointSecret,
+  updateEndpoint,
 } from '../services/webhook-endpoints.js';
 import { ALL_EVENTS, MAX_URL_LENGTH } from '../webhooks/endpoint-rules.js';
 import { DeletedSchema } from './file-schemas.js';
@@ -51,9 +67,17 @@ const DeliverySchema = Type.Object({
 const Url = Type.String({ minLength: 1, maxLength: MAX_URL_LENGTH });
 const Events = Type.Array(Type.Enum([ALL_EVENTS, ...EVENT_TYPES]), { minItems: 1, maxItems: EVENT_TYPES.length + 1 });
 const Description = Nullable(Type.String({ maxLength: 1000 }));
-const CreateBody = Type.Object({ url: Url, events: Events, description: Type.Optional(Description) }, { additionalProperties: false });
+const CreateBody = Type.Object(
+  { url: Url, events: Events, description: Type.Optional(Description) },
+  { additionalProperties: false },
+);
 const PatchBody = Type.Object(
-  { url: Type.Optional(Url), events: Type.Optional(Events), description: Type.Optional(Description), status: Type.Optional(Type.Enum(['active', 'disabled'])) },
+  {
+    url: Type.Optional(Url),
+    events: Type.Optional(Events),
+    description: Type.Optional(Description),
+    status: Type.Optional(Type.Enum(['active', 'disabled'])),
+  },
   { additionalProperties: false },
 );
 const DeliveryParams = Type.Object({ id: IdParams.properties.id, delivery_id: IdParams.properties.id });
@@ -63,43 +87,83 @@ const DeliveryQuery = pageQuery(20, { status: Type.Optional(Type.Enum(['pending'
 export const webhooksRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   const base = `${deps.config.publicUrl}/webhooks`;
   const links = (id: string) => ({ self: `${base}/${id}`, parent: base });
-  const deliveryLinks = (id: string, deliveryId: string) => ({ self: `${base}/${id}/deliveries/${deliveryId}`, parent: `${base}/${id}/deliveries` });
+  const deliveryLinks = (id: string, deliveryId: string) => ({
+    self: `${base}/${id}/deliveries/${deliveryId}`,
+    parent: `${base}/${id}/deliveries`,
+  });
   const one = { params: IdParams, response: { 200: objectEnvelope(EndpointSchema), ...errorResponses } };
 
-  app.post('/webhooks', { schema: { body: CreateBody, response: { 201: objectEnvelope(EndpointSchema), ...errorResponses } } }, async (req, reply) => {
-    const endpoint = await createEndpoint(deps, req.auth!, req.body);
-    return reply.code(201).send(objectBody(req, endpoint, links(endpoint.id)));
-  });
+  app.post(
+    '/webhooks',
+    { schema: { body: CreateBody, response: { 201: objectEnvelope(EndpointSchema), ...errorResponses } } },
+    async (req, reply) => {
+      const endpoint = await createEndpoint(deps, req.auth!, req.body);
+      return reply.code(201).send(objectBody(req, endpoint, links(endpoint.id)));
+    },
+  );
 
-  app.get('/webhooks', { schema: { querystring: plainPageQuery(20), response: { 200: listEnvelope(EndpointSchema), ...errorResponses } } }, async (req) =>
-    listBody(req, base, await listEndpoints(deps, req.auth!, req.query)));
+  app.get(
+    '/webhooks',
+    { schema: { querystring: plainPageQuery(20), response: { 200: listEnvelope(EndpointSchema), ...errorResponses } } },
+    async (req) => listBody(req, base, await listEndpoints(deps, req.auth!, req.query)),
+  );
 
-  app.get('/webhooks/:id', { schema: one }, async (req) => objectBody(req, await getEndpoint(deps, req.auth!, req.params.id), links(req.params.id)));
+  app.get('/webhooks/:id', { schema: one }, async (req) =>
+    objectBody(req, await getEndpoint(deps, req.auth!, req.params.id), links(req.params.id)),
+  );
 
   app.patch('/webhooks/:id', { schema: { ...one, body: PatchBody } }, async (req) =>
-    objectBody(req, await updateEndpoint(deps, req.auth!, req.params.id, req.body), links(req.params.id)));
+    objectBody(req, await updateEndpoint(deps, req.auth!, req.params.id, req.body), links(req.params.id)),
+  );
 
-  app.delete('/webhooks/:id', { schema: { params: IdParams, response: { 200: objectEnvelope(DeletedSchema), ...errorResponses } } }, async (req) => {
-    const id = req.params.id;
-    await deleteEndpoint(deps, req.auth!, id);
-    return objectBody(req, { id, object: 'webhook_endpoint', deleted: true, message: `${id} deleted` }, links(id));
-  });
+  app.delete(
+    '/webhooks/:id',
+    { schema: { params: IdParams, response: { 200: objectEnvelope(DeletedSchema), ...errorResponses } } },
+    async (req) => {
+      const id = req.params.id;
+      await deleteEndpoint(deps, req.auth!, id);
+      return objectBody(req, { id, object: 'webhook_endpoint', deleted: true, message: `${id} deleted` }, links(id));
+    },
+  );
 
   app.post('/webhooks/:id/rotate-secret', { schema: one }, async (req) =>
-    objectBody(req, await rotateEndpointSecret(deps, req.auth!, req.params.id), links(req.params.id)));
+    objectBody(req, await rotateEndpointSecret(deps, req.auth!, req.params.id), links(req.params.id)),
+  );
 
-  app.get('/webhooks/:id/deliveries', { schema: { params: IdParams, querystring: DeliveryQuery, response: { 200: listEnvelope(DeliverySchema), ...errorResponses } } }, async (req) => {
-    const { status } = req.query;
-    const page_ = await listEndpointDeliveries(deps, req.auth!, req.params.id, req.query, status);
-    return listBody(req, `${base}/${req.params.id}/deliveries`, page_, status ? { status } : {});
-  });
+  app.get(
+    '/webhooks/:id/deliveries',
+    {
+      schema: {
+        params: IdParams,
+        querystring: DeliveryQuery,
+        response: { 200: listEnvelope(DeliverySchema), ...errorResponses },
+      },
+    },
+    async (req) => {
+      const { status } = req.query;
+      const page_ = await listEndpointDeliveries(deps, req.auth!, req.params.id, req.query, status);
+      return listBody(req, `${base}/${req.params.id}/deliveries`, page_, status ? { status } : {});
+    },
+  );
 
-  app.get('/webhooks/:id/deliveries/:delivery_id', { schema: { params: DeliveryParams, response: { 200: objectEnvelope(DeliverySchema), ...errorResponses } } }, async (req) =>
-    objectBody(req, await getEndpointDelivery(deps, req.auth!, req.params.id, req.params.delivery_id), deliveryLinks(req.params.id, req.params.delivery_id)));
+  app.get(
+    '/webhooks/:id/deliveries/:delivery_id',
+    { schema: { params: DeliveryParams, response: { 200: objectEnvelope(DeliverySchema), ...errorResponses } } },
+    async (req) =>
+      objectBody(
+        req,
+        await getEndpointDelivery(deps, req.auth!, req.params.id, req.params.delivery_id),
+        deliveryLinks(req.params.id, req.params.delivery_id),
+      ),
+  );
 
   // 202: the delivery is scheduled now; its outcome shows in the deliveries listing.
-  app.post('/webhooks/:id/deliveries/:delivery_id/retry', { schema: { params: DeliveryParams, response: { 202: objectEnvelope(DeliverySchema), ...errorResponses } } }, async (req, reply) => {
-    const delivery = await retryEndpointDelivery(deps, req.auth!, req.params.id, req.params.delivery_id);
-    return reply.code(202).send(objectBody(req, delivery, deliveryLinks(req.params.id, delivery.id)));
-  });
+  app.post(
+    '/webhooks/:id/deliveries/:delivery_id/retry',
+    { schema: { params: DeliveryParams, response: { 202: objectEnvelope(DeliverySchema), ...errorResponses } } },
+    async (req, reply) => {
+      const delivery = await retryEndpointDelivery(deps, req.auth!, req.params.id, req.params.delivery_id);
+      return reply.code(202).send(objectBody(req, delivery, deliveryLinks(req.params.id, delivery.id)));
+    },
+  );
 };

@@ -15,15 +15,21 @@ export interface ReadHandle {
  * SQL it produces, correct for the connected dialect, is reused with each call's values put
  * where the markers were. Only for queries whose shape does not depend on the values.
  */
-export function compiledOnce<A extends unknown[], R>(build: (db: Kysely<Database>, ...args: A) => { compile(): CompiledQuery<R> }, arity: A['length']) {
+export function compiledOnce<A extends unknown[], R>(
+  build: (db: Kysely<Database>, ...args: A) => { compile(): CompiledQuery<R> },
+  arity: A['length'],
+) {
   const templates = new WeakMap<Kysely<Database>, { compiled: CompiledQuery<R>; slots: number[] }>();
   const withValues = (db: Kysely<Database>, args: A): CompiledQuery<R> => {
     let t = templates.get(db);
     if (!t) {
       const markers = Array.from({ length: arity }, (_, i) => `\u0000arg${i}\u0000`) as unknown as A;
       const compiled = build(db, ...markers).compile();
-      const slots = compiled.parameters.map((p) => (typeof p === 'string' && p.startsWith('\u0000arg') ? Number(p.slice(4, -1)) : -1));
-      if (slots.filter((s) => s >= 0).length !== arity) throw new Error('compiledOnce: every argument must appear as a query parameter exactly once');
+      const slots = compiled.parameters.map((p) =>
+        typeof p === 'string' && p.startsWith('\u0000arg') ? Number(p.slice(4, -1)) : -1,
+      );
+      if (slots.filter((s) => s >= 0).length !== arity)
+        throw new Error('compiledOnce: every argument must appear as a query parameter exactly once');
       t = { compiled, slots };
       templates.set(db, t);
     }
@@ -33,17 +39,32 @@ export function compiledOnce<A extends unknown[], R>(build: (db: Kysely<Database
 
   /** The rows. */
   const read = (h: ReadHandle, ...args: A): Promise<R[]> =>
-    viaReader(h, withValues(h.db, args), (reader, q) => reader.query(q.sql, q.parameters) as Promise<R[]>, (rows) => rows);
+    viaReader(
+      h,
+      withValues(h.db, args),
+      (reader, q) => reader.query(q.sql, q.parameters) as Promise<R[]>,
+      (rows) => rows,
+    );
 
   /** The rows as JSON text made by a renderer of db/renderers.ts, on the reader thread where there is one. */
   const rendered = <Arg>(h: ReadHandle, renderer: Renderer<R, Arg>, arg: Arg, ...args: A): Promise<string> =>
-    viaReader(h, withValues(h.db, args), (reader, q) => reader.rendered(q.sql, q.parameters, renderer.name, arg), (rows) => renderer.render(arg, rows));
+    viaReader(
+      h,
+      withValues(h.db, args),
+      (reader, q) => reader.rendered(q.sql, q.parameters, renderer.name, arg),
+      (rows) => renderer.render(arg, rows),
+    );
 
   return Object.assign(read, { rendered });
 }
 
 /** A read on the SQLite reader thread where there is one, else (PostgreSQL, in memory, a failed thread) through Kysely, its rows given to `here`. */
-async function viaReader<R, T>(h: ReadHandle, query: CompiledQuery<R>, onThread: (reader: ReaderThread, query: CompiledQuery<R>) => Promise<T>, here: (rows: R[]) => T): Promise<T> {
+async function viaReader<R, T>(
+  h: ReadHandle,
+  query: CompiledQuery<R>,
+  onThread: (reader: ReaderThread, query: CompiledQuery<R>) => Promise<T>,
+  here: (rows: R[]) => T,
+): Promise<T> {
   if (h.reader?.usable) {
     try {
       return await onThread(h.reader, query);

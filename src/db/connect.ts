@@ -2,7 +2,22 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { CompiledQuery, Kysely, Migrator, PostgresDialect, SqliteAdapter, SqliteDialect, sql, type DialectAdapter, type DatabaseConnection, type Driver, type Migration, type MigrationProvider, type SqliteDatabase, type SqliteStatement } from 'kysely';
+import {
+  CompiledQuery,
+  Kysely,
+  Migrator,
+  PostgresDialect,
+  SqliteAdapter,
+  SqliteDialect,
+  sql,
+  type DialectAdapter,
+  type DatabaseConnection,
+  type Driver,
+  type Migration,
+  type MigrationProvider,
+  type SqliteDatabase,
+  type SqliteStatement,
+} from 'kysely';
 import type { Config } from '../config.js';
 import type { Database } from './schema.js';
 import { ReaderThread } from './reader.js';
@@ -17,7 +32,13 @@ export type Db = Kysely<Database>;
 
 // Migrations are listed in code (not read from a folder) so the built package and
 // tsx runs see exactly the same set.
-const MIGRATIONS: Record<string, Migration> = { '001-core': m001, '002-tasks': m002, '003-automations': m003, '004-rate-limits': m004, '005-hardening': m005 };
+const MIGRATIONS: Record<string, Migration> = {
+  '001-core': m001,
+  '002-tasks': m002,
+  '003-automations': m003,
+  '004-rate-limits': m004,
+  '005-hardening': m005,
+};
 
 class CodeMigrationProvider implements MigrationProvider {
   async getMigrations(): Promise<Record<string, Migration>> {
@@ -146,6 +167,9 @@ function connect(database: Config['database']): Db {
 export async function migrate(db: Db): Promise<string[]> {
   const migrator = new Migrator({ db, provider: new CodeMigrationProvider() });
   const { error, results } = await migrator.migrateToLatest();
-  if (error) throw new Error(`database migration failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  if (error)
+    throw new Error(`database migration failed: ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+    });
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }

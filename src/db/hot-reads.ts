@@ -7,14 +7,36 @@ import { FILE_LIST } from './renderers.js';
 // where there is one (compiled.ts, reader.ts), rendered to JSON there by the renderers of
 // renderers.ts. GET /files/{id}, GET /files and every list's total go through here.
 
-const fileById = compiledOnce((db, projectId: string, id: string) =>
-  db.selectFrom('files').select([...FILE_COLUMNS, 'blob_key', 'probe']).where('project_id', '=', projectId).where('id', '=', id), 2);
+const fileById = compiledOnce(
+  (db, projectId: string, id: string) =>
+    db
+      .selectFrom('files')
+      .select([...FILE_COLUMNS, 'blob_key', 'probe'])
+      .where('project_id', '=', projectId)
+      .where('id', '=', id),
+  2,
+);
 
-const filesPage = perLimit((limit) => compiledOnce((db, projectId: string, offset: number) =>
-  db.selectFrom('files').select(FILE_COLUMNS).where('project_id', '=', projectId).orderBy('created', 'desc').orderBy('id', 'desc').limit(sql.lit(limit)).offset(offset), 2));
+const filesPage = perLimit((limit) =>
+  compiledOnce(
+    (db, projectId: string, offset: number) =>
+      db
+        .selectFrom('files')
+        .select(FILE_COLUMNS)
+        .where('project_id', '=', projectId)
+        .orderBy('created', 'desc')
+        .orderBy('id', 'desc')
+        .limit(sql.lit(limit))
+        .offset(offset),
+    2,
+  ),
+);
 
-const counterRow = compiledOnce((db, projectId: string, resource: string) =>
-  db.selectFrom('counters').select('count').where('project_id', '=', projectId).where('resource', '=', resource), 2);
+const counterRow = compiledOnce(
+  (db, projectId: string, resource: string) =>
+    db.selectFrom('counters').select('count').where('project_id', '=', projectId).where('resource', '=', resource),
+  2,
+);
 
 export type CountedResource = 'files' | 'media' | 'tasks' | 'automations';
 
@@ -24,7 +46,13 @@ export async function readFile(h: ReadHandle, projectId: string, id: string) {
 }
 
 /** A page of the project's files (newest first) as the JSON text of their array. */
-export function readFilesPageJson(h: ReadHandle, publicUrl: string, projectId: string, limit: number, offset: number): Promise<string> {
+export function readFilesPageJson(
+  h: ReadHandle,
+  publicUrl: string,
+  projectId: string,
+  limit: number,
+  offset: number,
+): Promise<string> {
   return filesPage(limit).rendered(h, FILE_LIST, publicUrl, projectId, offset);
 }
 

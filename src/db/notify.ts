@@ -11,7 +11,11 @@ import { signals, EVENTS_READY, TASK_READY, WEBHOOK_READY, type WorkSignal } fro
 
 const CHANNELS = { mediad_tasks: TASK_READY, mediad_events: EVENTS_READY, mediad_webhooks: WEBHOOK_READY } as const;
 type Channel = keyof typeof CHANNELS;
-const CHANNEL_OF: Record<WorkSignal, Channel> = { [TASK_READY]: 'mediad_tasks', [EVENTS_READY]: 'mediad_events', [WEBHOOK_READY]: 'mediad_webhooks' };
+const CHANNEL_OF: Record<WorkSignal, Channel> = {
+  [TASK_READY]: 'mediad_tasks',
+  [EVENTS_READY]: 'mediad_events',
+  [WEBHOOK_READY]: 'mediad_webhooks',
+};
 
 export async function notify(db: Kysely<Database>, signal: WorkSignal): Promise<void> {
   if (db.getExecutor().adapter instanceof SqliteAdapter) return;

@@ -23,8 +23,15 @@ export async function listPage<TB extends keyof Database, O>(
   counted?: Promise<number>,
 ): Promise<Page<O>> {
   const [items, total] = await Promise.all([
-    select(filtered).limit(limit).offset((page - 1) * limit).execute(),
-    counted ?? filtered.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow().then((r) => Number(r.n)),
+    select(filtered)
+      .limit(limit)
+      .offset((page - 1) * limit)
+      .execute(),
+    counted ??
+      filtered
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow()
+        .then((r) => Number(r.n)),
   ]);
   return { items, total, page, limit };
 }

@@ -13,7 +13,11 @@ db.pragma('busy_timeout = 10000');
 db.pragma('query_only = ON'); // this connection can never write, whatever SQL reaches it
 
 /** sentWidth: the row width whose column names the main thread has; toObject: rows as objects, for renderers. */
-interface Prepared { stmt: SQLite.Statement; sentWidth: number; toObject: RowBuilder }
+interface Prepared {
+  stmt: SQLite.Statement;
+  sentWidth: number;
+  toObject: RowBuilder;
+}
 const statements = new Map<string, Prepared>();
 
 function prepare(sql: string): Prepared {

@@ -7,17 +7,30 @@ export type RenderCall = [RendererName, unknown];
 /** [request id, SQL, parameters, what renders the rows as JSON text (null: the rows themselves)] */
 export type ReadRequest = [number, string, readonly unknown[], RenderCall | null];
 /** [request id, rows as arrays or rendered JSON text, column names when new to the main thread, error] */
-export type ReadReply = [number, unknown[][] | string | null, string[] | null, { message: string; code?: string | undefined } | null];
+export type ReadReply = [
+  number,
+  unknown[][] | string | null,
+  string[] | null,
+  { message: string; code?: string | undefined } | null,
+];
 
-interface Pending { sql: string; resolve(rows: unknown[] | string): void; reject(err: Error): void }
+interface Pending {
+  sql: string;
+  resolve(rows: unknown[] | string): void;
+  reject(err: Error): void;
+}
 
 // Built, the entry is the .js next to this file. Run from sources by tsx, a worker does not
 // inherit tsx's loader, so a bootstrap registers it before importing the .ts entry.
 const FROM_SOURCES = import.meta.url.endsWith('.ts');
 const ENTRY = new URL(FROM_SOURCES ? './reader-thread.ts' : './reader-thread.js', import.meta.url);
-const startWorker = (workerData: unknown) => (FROM_SOURCES
-  ? new Worker(`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(ENTRY.href)}); });`, { eval: true, workerData })
-  : new Worker(ENTRY, { workerData }));
+const startWorker = (workerData: unknown) =>
+  FROM_SOURCES
+    ? new Worker(
+        `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(ENTRY.href)}); });`,
+        { eval: true, workerData },
+      )
+    : new Worker(ENTRY, { workerData });
 
 /**
  * A second SQLite connection on a thread of its own, for the hot compiled reads (a file by id,
@@ -44,7 +57,9 @@ export class ReaderThread {
   private started(): Worker {
     if (this.worker) return this.worker;
     const worker = startWorker({ file: this.file });
-    worker.on('message', (replies: ReadReply[] | string) => this.settle(typeof replies === 'string' ? (JSON.parse(replies) as ReadReply[]) : replies));
+    worker.on('message', (replies: ReadReply[] | string) =>
+      this.settle(typeof replies === 'string' ? (JSON.parse(replies) as ReadReply[]) : replies),
+    );
     worker.on('error', (err) => this.fail(err));
     worker.on('exit', (code) => this.fail(new Error(`the SQLite reader thread exited (code ${code})`)));
     this.worker = worker;
@@ -107,7 +122,8 @@ export class ReaderThread {
       }
       if (columns) this.builders.set(p.sql, rowBuilder(columns));
       const build = this.builders.get(p.sql);
-      if (rows!.length > 0 && !build) p.reject(new Error('the SQLite reader thread sent rows without their column names'));
+      if (rows!.length > 0 && !build)
+        p.reject(new Error('the SQLite reader thread sent rows without their column names'));
       else p.resolve(build ? rows!.map(build) : rows!);
     }
     if (this.pending.size === 0) this.worker?.unref();

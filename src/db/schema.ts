@@ -4,7 +4,11 @@ import type { Generated } from 'kysely';
 // ISO-8601 UTC strings (they sort as text), JSON is text, booleans are 0/1 integers.
 // bigint columns are parsed to numbers for pg in db/connect.ts (sizes stay below 2^53).
 
-export interface OrgsTable { id: string; name: string; created: string }
+export interface OrgsTable {
+  id: string;
+  name: string;
+  created: string;
+}
 
 export interface ProjectsTable {
   id: string;
@@ -91,7 +95,12 @@ export interface AutomationsTable {
   updated: string;
 }
 
-export interface AutomationRunsTable { event_id: string; automation_id: string; task_id: string; created: string }
+export interface AutomationRunsTable {
+  event_id: string;
+  automation_id: string;
+  task_id: string;
+  created: string;
+}
 
 export interface WebhookEndpointsTable {
   id: string;
@@ -119,7 +128,11 @@ export interface IdempotencyKeysTable {
   expires: string;
 }
 
-export interface CountersTable { project_id: string; resource: string; count: number }
+export interface CountersTable {
+  project_id: string;
+  resource: string;
+  count: number;
+}
 
 export type TaskStatus = 'pending' | 'processing' | 'waiting' | 'completed' | 'failed' | 'cancelled';
 

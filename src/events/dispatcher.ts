@@ -19,9 +19,14 @@ const BATCH = 50;
 export class EventDispatcher {
   private readonly poller: Poller;
 
-  constructor(private readonly deps: Deps, private readonly consumers: EventConsumer[], pollMs: number) {
+  constructor(
+    private readonly deps: Deps,
+    private readonly consumers: EventConsumer[],
+    pollMs: number,
+  ) {
     this.poller = new Poller({
-      signal: EVENTS_READY, pollMs,
+      signal: EVENTS_READY,
+      pollMs,
       pass: () => this.dispatch(),
       onError: (err) => deps.log.error({ err }, 'event dispatch failed'),
     });
@@ -43,11 +48,25 @@ export class EventDispatcher {
   private async batch(): Promise<number> {
     const sqlite = this.deps.db.getExecutor().adapter instanceof SqliteAdapter;
     return transact(this.deps.db, async (trx) => {
-      let q = trx.selectFrom('events').select(['seq', 'id', 'project_id', 'type', 'data', 'created', 'chain']).where('dispatched', '=', 0).orderBy('seq').limit(BATCH);
+      let q = trx
+        .selectFrom('events')
+        .select(['seq', 'id', 'project_id', 'type', 'data', 'created', 'chain'])
+        .where('dispatched', '=', 0)
+        .orderBy('seq')
+        .limit(BATCH);
       if (!sqlite) q = q.forUpdate().skipLocked();
       const rows = await q.execute();
       for (const row of rows) for (const consume of this.consumers) await consume(this.deps, trx, row);
-      if (rows.length > 0) await trx.updateTable('events').set({ dispatched: 1 }).where('seq', 'in', rows.map((r) => r.seq)).execute();
+      if (rows.length > 0)
+        await trx
+          .updateTable('events')
+          .set({ dispatched: 1 })
+          .where(
+            'seq',
+            'in',
+            rows.map((r) => r.seq),
+          )
+          .execute();
       return rows.length;
     });
   }

@@ -8,12 +8,35 @@ import { EVENTS_READY } from '../signals.js';
 // The event catalogue and the outbox writer: every change records its event in the transaction
 // that makes it, so "saved" and "announced" cannot diverge.
 
-export type EventType = 'media.created' | 'media.updated' | 'media.deleted' | 'file.created' | 'file.deleted' | 'task.created' | 'task.completed' | 'task.failed' | 'task.cancelled'
-  | 'automation.created' | 'automation.updated' | 'automation.deleted' | 'automation.skipped';
+export type EventType =
+  | 'media.created'
+  | 'media.updated'
+  | 'media.deleted'
+  | 'file.created'
+  | 'file.deleted'
+  | 'task.created'
+  | 'task.completed'
+  | 'task.failed'
+  | 'task.cancelled'
+  | 'automation.created'
+  | 'automation.updated'
+  | 'automation.deleted'
+  | 'automation.skipped';
 
 export const EVENT_TYPES: readonly EventType[] = [
-  'media.created', 'media.updated', 'media.deleted', 'file.created', 'file.deleted', 'task.created', 'task.completed', 'task.failed', 'task.cancelled',
-  'automation.created', 'automation.updated', 'automation.deleted', 'automation.skipped',
+  'media.created',
+  'media.updated',
+  'media.deleted',
+  'file.created',
+  'file.deleted',
+  'task.created',
+  'task.completed',
+  'task.failed',
+  'task.cancelled',
+  'automation.created',
+  'automation.updated',
+  'automation.deleted',
+  'automation.skipped',
 ];
 
 /** An outbox row as the dispatcher reads it. */
@@ -28,9 +51,19 @@ export interface EventRow {
 }
 
 /** Writes an outbox row in the caller's transaction; the dispatchers wake once it commits. */
-export async function recordEvent(trx: Kysely<Database>, projectId: string, type: EventType, data: unknown, created: string, chain?: Chain): Promise<string> {
+export async function recordEvent(
+  trx: Kysely<Database>,
+  projectId: string,
+  type: EventType,
+  data: unknown,
+  created: string,
+  chain?: Chain,
+): Promise<string> {
   const id = newId('event');
-  await trx.insertInto('events').values({ id, project_id: projectId, type, data: JSON.stringify(data), created, chain: chainText(chain) }).execute();
+  await trx
+    .insertInto('events')
+    .values({ id, project_id: projectId, type, data: JSON.stringify(data), created, chain: chainText(chain) })
+    .execute();
   await wake(trx, EVENTS_READY);
   return id;
 }

@@ -16,14 +16,22 @@ export function registerAuth(app: FastifyInstance, deps: Deps, after: AfterAuth 
   app.addHook('onRequest', async (req, reply) => {
     const header = req.headers.authorization;
     if (!header) {
-      throw new AppError('unauthorized', 'missing API key: send the header "Authorization: Bearer <key>" (create a key with `mediad keys create`)', { headers: { 'www-authenticate': CHALLENGE } });
+      throw new AppError(
+        'unauthorized',
+        'missing API key: send the header "Authorization: Bearer <key>" (create a key with `mediad keys create`)',
+        { headers: { 'www-authenticate': CHALLENGE } },
+      );
     }
     const match = /^Bearer ([^\s]+)$/.exec(header);
     const auth = match?.[1] ? await authenticate(deps, match[1]) : null;
     if (!auth) {
-      throw new AppError('unauthorized', 'invalid or revoked API key; check the Authorization header is "Bearer <key>" with a current key', {
-        headers: { 'www-authenticate': `${CHALLENGE}, error="invalid_token"` },
-      });
+      throw new AppError(
+        'unauthorized',
+        'invalid or revoked API key; check the Authorization header is "Bearer <key>" with a current key',
+        {
+          headers: { 'www-authenticate': `${CHALLENGE}, error="invalid_token"` },
+        },
+      );
     }
     req.auth = auth;
     if (after) await after(req, reply);

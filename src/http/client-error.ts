@@ -22,7 +22,13 @@ const answered = new WeakSet<Duplex>();
 /** The error envelope for an answer written outside Fastify (no request object exists). */
 export function rawErrorEnvelope(selfUrl: string, err: AppError, requestId: string = newId('request')) {
   return {
-    meta: { request_id: requestId, org_id: null, project_id: null, version: API_VERSION_DEFAULT, type: 'error' as const },
+    meta: {
+      request_id: requestId,
+      org_id: null,
+      project_id: null,
+      version: API_VERSION_DEFAULT,
+      type: 'error' as const,
+    },
     data: null,
     error: { code: err.code, message: err.message, status: err.status },
     links: { self: selfUrl },
@@ -33,12 +39,22 @@ export function rawErrorEnvelope(selfUrl: string, err: AppError, requestId: stri
 export function clientErrorToAppError(err: NodeJS.ErrnoException): AppError {
   switch (err.code) {
     case 'HPE_HEADER_OVERFLOW':
-      return new AppError('headers_too_large', 'the request line and headers are larger than the 16 KiB this server accepts; send fewer or shorter headers');
+      return new AppError(
+        'headers_too_large',
+        'the request line and headers are larger than the 16 KiB this server accepts; send fewer or shorter headers',
+      );
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return new AppError('request_timeout', 'the request head or body did not arrive in time; send the whole request promptly');
+      return new AppError(
+        'request_timeout',
+        'the request head or body did not arrive in time; send the whole request promptly',
+      );
     default: {
-      const reason = err.code?.startsWith('HPE_') && 'reason' in err && typeof err.reason === 'string' ? ` (${err.reason})` : '';
-      return new AppError('bad_request', `the request is not well-formed HTTP/1.1${reason}; check the request line, the header names and values, and the body framing`);
+      const reason =
+        err.code?.startsWith('HPE_') && 'reason' in err && typeof err.reason === 'string' ? ` (${err.reason})` : '';
+      return new AppError(
+        'bad_request',
+        `the request is not well-formed HTTP/1.1${reason}; check the request line, the header names and values, and the body framing`,
+      );
     }
   }
 }
@@ -91,7 +107,14 @@ export function clientErrorHandler(publicUrl: string) {
 /** CONNECT asks for a tunnel; mediad is not a proxy. Node would otherwise drop the connection silently. */
 export function connectHandler(publicUrl: string) {
   return (_req: http.IncomingMessage, socket: Duplex): void => {
-    answerOnSocket(socket, publicUrl, new AppError('bad_request', 'CONNECT is not supported: mediad is an API server, not a proxy; send GET, POST, PUT, PATCH or DELETE to an endpoint'));
+    answerOnSocket(
+      socket,
+      publicUrl,
+      new AppError(
+        'bad_request',
+        'CONNECT is not supported: mediad is an API server, not a proxy; send GET, POST, PUT, PATCH or DELETE to an endpoint',
+      ),
+    );
   };
 }
 
@@ -101,7 +124,12 @@ export function connectHandler(publicUrl: string) {
  * ignore the expectation, so the request is served as if it had none), and with
  * `withClientError` (servers Fastify does not manage) malformed requests.
  */
-export function answerMalformedRequests(server: http.Server, publicUrl: string, withClientError: boolean, handler: http.RequestListener): void {
+export function answerMalformedRequests(
+  server: http.Server,
+  publicUrl: string,
+  withClientError: boolean,
+  handler: http.RequestListener,
+): void {
   if (withClientError) server.on('clientError', clientErrorHandler(publicUrl));
   server.on('connect', connectHandler(publicUrl));
   server.on('checkExpectation', handler);

@@ -19,7 +19,12 @@ export function objectBody<T>(req: FastifyRequest, data: T, links: { self: strin
 }
 
 /** List envelope with exact page arithmetic and absolute links (prev null on page 1, next null on the last). */
-export function listBody<P extends Omit<Page<unknown>, 'items'> & { items: unknown }>(req: FastifyRequest, collectionUrl: string, page: P, extraQuery: Record<string, string> = {}) {
+export function listBody<P extends Omit<Page<unknown>, 'items'> & { items: unknown }>(
+  req: FastifyRequest,
+  collectionUrl: string,
+  page: P,
+  extraQuery: Record<string, string> = {},
+) {
   const pages = Math.max(1, Math.ceil(page.total / page.limit));
   // The filters are encoded once; page and limit are integers and need no encoding.
   const filters = new URLSearchParams(extraQuery).toString();
@@ -41,6 +46,10 @@ export function listBody<P extends Omit<Page<unknown>, 'items'> & { items: unkno
   };
 }
 
-export function errorBody(req: FastifyRequest, selfUrl: string, error: { code: string; message: string; status: number; details?: unknown[] }) {
+export function errorBody(
+  req: FastifyRequest,
+  selfUrl: string,
+  error: { code: string; message: string; status: number; details?: unknown[] },
+) {
   return { meta: baseMeta(req, 'error'), data: null, error, links: { self: selfUrl } };
 }

@@ -10,27 +10,43 @@ export function toAppError(err: FastifyError): AppError {
   switch (err.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new AppError('invalid_json', 'the request body is not valid JSON; send a JSON object with Content-Type: application/json');
+      return new AppError(
+        'invalid_json',
+        'the request body is not valid JSON; send a JSON object with Content-Type: application/json',
+      );
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new AppError('payload_too_large', 'the request body is larger than this endpoint accepts');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
     case 'FST_ERR_CTP_EMPTY_TYPE':
-      return new AppError('unsupported_media_type', 'send the request body as JSON with the header Content-Type: application/json');
+      return new AppError(
+        'unsupported_media_type',
+        'send the request body as JSON with the header Content-Type: application/json',
+      );
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new AppError('bad_request', 'the Content-Length header does not match the body');
   }
   if (err.statusCode === 404) return new AppError('not_found', 'not found');
   if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) return new AppError('bad_request', err.message);
-  return new AppError('internal_error', 'an internal error occurred; it has been logged with this request id', { cause: err });
+  return new AppError('internal_error', 'an internal error occurred; it has been logged with this request id', {
+    cause: err,
+  });
 }
 
 export function sendError(req: FastifyRequest, reply: FastifyReply, err: AppError): FastifyReply {
   for (const [k, v] of Object.entries(err.headers ?? {})) reply.header(k, v);
   // mediad answers HTTPS only; req.protocol is unset once a request stream was destroyed.
   const selfUrl = `https://${req.host}${req.url}`;
-  return reply.code(err.status).type('application/json; charset=utf-8').send(
-    errorBody(req, selfUrl, { code: err.code, message: err.message, status: err.status, ...(err.details ? { details: err.details } : {}) }),
-  );
+  return reply
+    .code(err.status)
+    .type('application/json; charset=utf-8')
+    .send(
+      errorBody(req, selfUrl, {
+        code: err.code,
+        message: err.message,
+        status: err.status,
+        ...(err.details ? { details: err.details } : {}),
+      }),
+    );
 }
 
 export function registerErrorHandling(app: FastifyInstance): void {
@@ -40,7 +56,14 @@ export function registerErrorHandling(app: FastifyInstance): void {
     return sendError(req, reply, appErr);
   });
   app.setNotFoundHandler((req, reply) =>
-    sendError(req, reply, new AppError('not_found', `no endpoint ${req.method} ${req.url.split('?')[0]}; see the API reference in the README`)),
+    sendError(
+      req,
+      reply,
+      new AppError(
+        'not_found',
+        `no endpoint ${req.method} ${req.url.split('?')[0]}; see the API reference in the README`,
+      ),
+    ),
   );
 }
 
@@ -70,7 +93,11 @@ export function trackMethods(app: FastifyInstance): () => void {
         config: { unversioned: unversioned.has(url) },
         handler: (req, reply) => {
           reply.header('allow', allow);
-          return sendError(req, reply, new AppError('method_not_allowed', `${req.method} is not allowed on ${url}; allowed: ${allow}`));
+          return sendError(
+            req,
+            reply,
+            new AppError('method_not_allowed', `${req.method} is not allowed on ${url}; allowed: ${allow}`),
+          );
         },
       });
     }

@@ -8,7 +8,9 @@ import { checkKeyFormat, claimKey, completeKey, releaseKey } from '../services/i
 const HEADER = 'idempotency-key';
 
 function fingerprint(req: FastifyRequest): string {
-  return createHash('sha256').update(`${req.method} ${req.url}\n${canonicalJson(req.body ?? null)}`).digest('hex');
+  return createHash('sha256')
+    .update(`${req.method} ${req.url}\n${canonicalJson(req.body ?? null)}`)
+    .digest('hex');
 }
 
 /**
@@ -21,11 +23,15 @@ export function registerIdempotency(app: FastifyInstance, deps: Deps): void {
   const preHandler = async (req: FastifyRequest, reply: FastifyReply) => {
     const key = req.headers[HEADER];
     if (req.method !== 'POST' || key === undefined || !req.auth) return;
-    const value = Array.isArray(key) ? key[0] ?? '' : key;
+    const value = Array.isArray(key) ? (key[0] ?? '') : key;
     checkKeyFormat(value);
     const claim = await claimKey(deps, req.auth.projectId, value, fingerprint(req));
     if (claim.kind === 'replay') {
-      return reply.code(claim.status).header('idempotent-replayed', 'true').type('application/json; charset=utf-8').send(claim.body);
+      return reply
+        .code(claim.status)
+        .header('idempotent-replayed', 'true')
+        .type('application/json; charset=utf-8')
+        .send(claim.body);
     }
     active.set(req, { projectId: req.auth.projectId, key: value });
   };

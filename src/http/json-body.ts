@@ -24,7 +24,8 @@ export function jsonNestsDeeperThan(text: string, limit: number): boolean {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 0x5c) i++; // a backslash: the next character is escaped
+      if (c === 0x5c)
+        i++; // a backslash: the next character is escaped
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) inString = true;
     else if (c === 0x7b || c === 0x5b) {
@@ -88,12 +89,21 @@ export function registerJsonBodies(app: FastifyInstance, bodyLimit: number): voi
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit }, (req, body: Buffer, done) => {
     if (!isUtf8(body)) {
-      done(new AppError('invalid_json', 'the request body is not valid UTF-8; send the JSON encoded as UTF-8'), undefined);
+      done(
+        new AppError('invalid_json', 'the request body is not valid UTF-8; send the JSON encoded as UTF-8'),
+        undefined,
+      );
       return;
     }
     const text = body.toString('utf8');
     if (jsonNestsDeeperThan(text, MAX_JSON_DEPTH)) {
-      done(new AppError('invalid_json', `the request body nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep; send a flatter document`), undefined);
+      done(
+        new AppError(
+          'invalid_json',
+          `the request body nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep; send a flatter document`,
+        ),
+        undefined,
+      );
       return;
     }
     parseJson(req, text, (err, value) => {
@@ -101,7 +111,14 @@ export function registerJsonBodies(app: FastifyInstance, bodyLimit: number): voi
       const nul = text.includes(MAY_HOLD_NUL);
       const details = nul || MAY_OVERFLOW.test(text) ? valueProblems(value, nul) : [];
       if (details.length === 0) return done(null, value);
-      done(new AppError('validation_failed', `the request is not valid: ${details.map((d) => `${d.field} ${d.message}`).join('; ')}`, { details }), undefined);
+      done(
+        new AppError(
+          'validation_failed',
+          `the request is not valid: ${details.map((d) => `${d.field} ${d.message}`).join('; ')}`,
+          { details },
+        ),
+        undefined,
+      );
     });
   });
 }

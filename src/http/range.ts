@@ -1,7 +1,5 @@
 export type RangeResult =
-  | { kind: 'full' }
-  | { kind: 'partial'; start: number; end: number }
-  | { kind: 'unsatisfiable' };
+  { kind: 'full' } | { kind: 'partial'; start: number; end: number } | { kind: 'unsatisfiable' };
 
 /**
  * Parses a Range header for a resource of `size` bytes (RFC 9110 14.2). Only single

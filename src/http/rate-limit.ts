@@ -38,7 +38,10 @@ export function createRateLimiter(deps: Deps, store: RateLimitStore = createRate
       // outage. The request goes through unlimited, without RateLimit headers.
       if (now - lastWarned > WARN_EVERY_MS) {
         lastWarned = now;
-        req.log.warn({ err, store: store.name }, 'rate limit store failed; allowing requests unlimited until it recovers');
+        req.log.warn(
+          { err, store: store.name },
+          'rate limit store failed; allowing requests unlimited until it recovers',
+        );
       }
       return;
     }
@@ -48,9 +51,18 @@ export function createRateLimiter(deps: Deps, store: RateLimitStore = createRate
     reply.header('ratelimit-reset', String(d.resetSeconds));
     if (!d.allowed) {
       const wait = String(d.retryAfterSeconds);
-      throw new AppError('rate_limited', `rate limit of ${limit} requests per minute for this API key exceeded; retry in ${wait} s (see the Retry-After header)`, {
-        headers: { 'retry-after': wait, 'ratelimit-limit': limitHeader, 'ratelimit-remaining': '0', 'ratelimit-reset': wait },
-      });
+      throw new AppError(
+        'rate_limited',
+        `rate limit of ${limit} requests per minute for this API key exceeded; retry in ${wait} s (see the Retry-After header)`,
+        {
+          headers: {
+            'retry-after': wait,
+            'ratelimit-limit': limitHeader,
+            'ratelimit-remaining': '0',
+            'ratelimit-reset': wait,
+          },
+        },
+      );
     }
   };
 }

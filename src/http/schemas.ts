@@ -7,7 +7,6 @@ export { Metadata, Nullable };
 // error bodies and the pagination query. Response schemas also act as an allow-list:
 // fast-json-stringify drops any column not named here, so internals never leak.
 
-
 export const ObjectMeta = Type.Object({
   request_id: Type.String(),
   org_id: Nullable(Type.String()),

@@ -10,7 +10,14 @@ const addFormats = addFormatsImport as unknown as (ajv: Ajv) => Ajv;
 function makeAjv(coerce: boolean): Ajv {
   // strictNumbers: Infinity and NaN are not numbers here ("?page=Infinity" coerces to Infinity,
   // which the default accepts as an integer and SQLite then refuses with a 500).
-  const ajv = new Ajv({ allErrors: true, coerceTypes: coerce ? 'array' : false, useDefaults: true, removeAdditional: false, strict: false, strictNumbers: true });
+  const ajv = new Ajv({
+    allErrors: true,
+    coerceTypes: coerce ? 'array' : false,
+    useDefaults: true,
+    removeAdditional: false,
+    strict: false,
+    strictNumbers: true,
+  });
   return addFormats(ajv);
 }
 
@@ -27,7 +34,9 @@ function integerProperties(schema: unknown): string[] {
   if (!schema || typeof schema !== 'object' || !('properties' in schema)) return [];
   const props = schema.properties;
   if (!props || typeof props !== 'object') return [];
-  return Object.entries(props).filter(([, s]) => s && typeof s === 'object' && 'type' in s && s.type === 'integer').map(([k]) => k);
+  return Object.entries(props)
+    .filter(([, s]) => s && typeof s === 'object' && 'type' in s && s.type === 'integer')
+    .map(([k]) => k);
 }
 
 /**
@@ -52,8 +61,16 @@ function decimalQueryIntegers(schema: unknown, validate: FastifyValidationResult
       wrapped.errors = validate.errors;
       return ok;
     }
-    const own: FastifySchemaValidationError[] = bad.map((k) => ({ keyword: 'type', instancePath: `/${k}`, schemaPath: `#/properties/${k}/type`, params: { type: 'integer' }, message: 'must be a whole number written in decimal digits' }));
-    const others = (validate.errors ?? []).filter((e: FastifySchemaValidationError) => !bad.includes(e.instancePath.split('/')[1] ?? ''));
+    const own: FastifySchemaValidationError[] = bad.map((k) => ({
+      keyword: 'type',
+      instancePath: `/${k}`,
+      schemaPath: `#/properties/${k}/type`,
+      params: { type: 'integer' },
+      message: 'must be a whole number written in decimal digits',
+    }));
+    const others = (validate.errors ?? []).filter(
+      (e: FastifySchemaValidationError) => !bad.includes(e.instancePath.split('/')[1] ?? ''),
+    );
     wrapped.errors = [...own, ...others];
     return false;
   };

@@ -1,19 +1,29 @@
 import path from 'node:path';
 import { Type, type Static } from 'typebox';
 import {
-  audioOutputFormat, buildAudioArgs, checkOutputCap, expectedDuration, probeFile, runFfmpeg, sampleRateAllowed, type AudioOptions,
+  audioOutputFormat,
+  buildAudioArgs,
+  checkOutputCap,
+  expectedDuration,
+  probeFile,
+  runFfmpeg,
+  sampleRateAllowed,
+  type AudioOptions,
 } from '../media/index.js';
 import { Seconds, trimProblems } from './common-options.js';
 import { defineKind } from './define.js';
 
-const Options = Type.Object({
-  format: Type.Optional(Type.Enum(['mp3', 'aac', 'm4a', 'wav', 'ogg', 'opus', 'flac'])),
-  bitrate: Type.Optional(Type.Integer({ minimum: 32_000, maximum: 320_000 })),
-  start: Type.Optional(Seconds),
-  end: Type.Optional(Seconds),
-  channels: Type.Optional(Type.Union([Type.Literal(1), Type.Literal(2)])),
-  sample_rate: Type.Optional(Type.Integer({ minimum: 8_000, maximum: 192_000 })),
-}, { additionalProperties: false });
+const Options = Type.Object(
+  {
+    format: Type.Optional(Type.Enum(['mp3', 'aac', 'm4a', 'wav', 'ogg', 'opus', 'flac'])),
+    bitrate: Type.Optional(Type.Integer({ minimum: 32_000, maximum: 320_000 })),
+    start: Type.Optional(Seconds),
+    end: Type.Optional(Seconds),
+    channels: Type.Optional(Type.Union([Type.Literal(1), Type.Literal(2)])),
+    sample_rate: Type.Optional(Type.Integer({ minimum: 8_000, maximum: 192_000 })),
+  },
+  { additionalProperties: false },
+);
 
 const resolve = (o: Static<typeof Options>): AudioOptions => ({ ...o, format: o.format ?? 'mp3' });
 
@@ -25,7 +35,8 @@ export const audioKind = defineKind({
   problems(options) {
     const o = resolve(options);
     const out = trimProblems(o);
-    if (o.sample_rate !== undefined && !sampleRateAllowed(o.format, o.sample_rate)) out.push({ field: 'sample_rate', message: `is not a sample rate ${o.format} supports` });
+    if (o.sample_rate !== undefined && !sampleRateAllowed(o.format, o.sample_rate))
+      out.push({ field: 'sample_rate', message: `is not a sample rate ${o.format} supports` });
     return out;
   },
   async run(ctx, input) {
@@ -34,11 +45,20 @@ export const audioKind = defineKind({
     const out = path.join(ctx.workDir, `output.${extension}`);
     const limits = ctx.config.limits;
     await runFfmpeg(buildAudioArgs(input.path, out, o, input.probe, limits), {
-      timeoutMs: ctx.timeoutMs, signal: ctx.signal, expectedDurationSeconds: expectedDuration(o, input.probe), onProgress: ctx.progress,
+      timeoutMs: ctx.timeoutMs,
+      signal: ctx.signal,
+      expectedDurationSeconds: expectedDuration(o, input.probe),
+      onProgress: ctx.progress,
     });
-    const probe = await probeFile(out, { maxPixels: Number.MAX_SAFE_INTEGER, maxDurationSeconds: Number.MAX_SAFE_INTEGER }, { signal: ctx.signal, verifyDuration: false });
+    const probe = await probeFile(
+      out,
+      { maxPixels: Number.MAX_SAFE_INTEGER, maxDurationSeconds: Number.MAX_SAFE_INTEGER },
+      { signal: ctx.signal, verifyDuration: false },
+    );
     // Output cut at the duration limit although the source should have ended before: refuse it.
     checkOutputCap(probe.duration, o, input.probe, limits);
-    return { files: [{ path: out, kind: 'audio', format: probe.format, extension, mime, duration: probe.duration, probe }] };
+    return {
+      files: [{ path: out, kind: 'audio', format: probe.format, extension, mime, duration: probe.duration, probe }],
+    };
   },
 });

@@ -7,7 +7,17 @@ import { qualityToNumber, type QualityLevel } from '../media/index.js';
 export const Dimension = Type.Integer({ minimum: 1, maximum: 8192 });
 export const Seconds = Type.Number({ minimum: 0, maximum: 86_400 });
 export const Hex = Type.String({ pattern: '^#([0-9a-fA-F]{6}|[0-9a-fA-F]{8})$' });
-export const PositionOption = Type.Enum(['center', 'top', 'bottom', 'left', 'right', 'top_left', 'top_right', 'bottom_left', 'bottom_right']);
+export const PositionOption = Type.Enum([
+  'center',
+  'top',
+  'bottom',
+  'left',
+  'right',
+  'top_left',
+  'top_right',
+  'bottom_left',
+  'bottom_right',
+]);
 const QUALITY_NAMES: QualityLevel[] = ['very_low', 'low', 'medium', 'high', 'very_high'];
 /** An integer 1–100 or one of the named levels. */
 export const QualityOption = Type.Union([Type.Integer({ minimum: 1, maximum: 100 }), Type.Enum(QUALITY_NAMES)]);
@@ -18,5 +28,7 @@ export function qualityOf(value: number | QualityLevel | undefined, fallback: nu
 
 /** end must come after start when both are given. */
 export function trimProblems(opts: { start?: number; end?: number }): ErrorDetail[] {
-  return opts.start !== undefined && opts.end !== undefined && opts.end <= opts.start ? [{ field: 'end', message: 'must be greater than start' }] : [];
+  return opts.start !== undefined && opts.end !== undefined && opts.end <= opts.start
+    ? [{ field: 'end', message: 'must be greater than start' }]
+    : [];
 }

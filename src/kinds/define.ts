@@ -19,7 +19,9 @@ import type { StepChecks, Step } from '../workflows/steps.js';
 // comes through its context, which the worker pool (workers/pool.ts) supplies.
 
 const addFormats = addFormatsImport as unknown as (ajv: Ajv) => Ajv;
-const ajv = addFormats(new Ajv({ allErrors: true, coerceTypes: false, useDefaults: true, removeAdditional: false, strict: false }));
+const ajv = addFormats(
+  new Ajv({ allErrors: true, coerceTypes: false, useDefaults: true, removeAdditional: false, strict: false }),
+);
 
 /** A finished output on local disk, not yet stored. */
 export interface ProducedFile {
@@ -88,10 +90,7 @@ export interface IngestedFile {
  * - `steps`: a workflow; the task waits while they run as child tasks.
  */
 export type KindResult =
-  | { files: ProducedFile[] }
-  | { output: unknown; results?: unknown }
-  | { ingested: IngestedFile }
-  | { steps: Step[] };
+  { files: ProducedFile[] } | { output: unknown; results?: unknown } | { ingested: IngestedFile } | { steps: Step[] };
 
 /** What checks at creation may look up (supplied by services/tasks.ts). */
 export interface AdmitPorts {
@@ -149,7 +148,10 @@ export function defineKind<S extends TSchema>(def: KindDefinition<S>): Kind {
   // fails clearly instead of running with options the kind does not understand.
   const checked = (options: unknown): Static<S> => {
     if (validate(options)) return options;
-    throw new AppError('validation_failed', `the task's options do not fit kind ${def.kind}: ${ajv.errorsText(validate.errors)}`);
+    throw new AppError(
+      'validation_failed',
+      `the task's options do not fit kind ${def.kind}: ${ajv.errorsText(validate.errors)}`,
+    );
   };
   return {
     kind: def.kind,
@@ -158,7 +160,7 @@ export function defineKind<S extends TSchema>(def: KindDefinition<S>): Kind {
     policy: policyOf(def.kind),
     needsInputFile: def.needsInputFile,
     urlIsOption: !def.needsInputFile && def.urlIsOption === true,
-    problems: (options, checks) => (validate(options) ? def.problems?.(options, checks) ?? [] : []),
+    problems: (options, checks) => (validate(options) ? (def.problems?.(options, checks) ?? []) : []),
     admit: async (ports, projectId, options) => {
       if (def.admit) await def.admit(ports, projectId, checked(options));
     },

@@ -12,12 +12,17 @@ const TIMEOUT_MS = 30_000;
  */
 export const httpKind = defineKind({
   kind: 'http',
-  options: Type.Object({
-    url: Type.String({ format: 'uri', maxLength: 4096 }),
-    method: Type.Optional(Type.Enum(['POST', 'GET', 'PUT'])),
-    headers: Type.Optional(Type.Record(Type.String({ pattern: '^[A-Za-z0-9-]{1,64}$' }), Type.String({ maxLength: 4096 }))),
-    body: Type.Optional(Type.Unknown()),
-  }, { additionalProperties: false }),
+  options: Type.Object(
+    {
+      url: Type.String({ format: 'uri', maxLength: 4096 }),
+      method: Type.Optional(Type.Enum(['POST', 'GET', 'PUT'])),
+      headers: Type.Optional(
+        Type.Record(Type.String({ pattern: '^[A-Za-z0-9-]{1,64}$' }), Type.String({ maxLength: 4096 })),
+      ),
+      body: Type.Optional(Type.Unknown()),
+    },
+    { additionalProperties: false },
+  ),
   needsInputFile: false,
   urlIsOption: true,
   async run(ctx) {
@@ -27,7 +32,9 @@ export const httpKind = defineKind({
     if (method !== 'GET') body = JSON.stringify(o.body !== undefined ? o.body : await ctx.describe());
     const started = Date.now();
     const res = await ctx.outbound.request(o.url, {
-      method, body, signal: AbortSignal.any([ctx.signal, AbortSignal.timeout(TIMEOUT_MS)]),
+      method,
+      body,
+      signal: AbortSignal.any([ctx.signal, AbortSignal.timeout(TIMEOUT_MS)]),
       headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...o.headers },
     });
     const chunks: Buffer[] = [];
@@ -40,8 +47,19 @@ export const httpKind = defineKind({
     }
     const text = Buffer.concat(chunks).subarray(0, MAX_BODY_BYTES).toString('utf8');
     if (res.status < 200 || res.status > 299) {
-      throw new AppError(res.status >= 500 || res.status === 429 ? 'source_unreachable' : 'source_rejected', `${o.url} answered ${res.status}`);
+      throw new AppError(
+        res.status >= 500 || res.status === 429 ? 'source_unreachable' : 'source_rejected',
+        `${o.url} answered ${res.status}`,
+      );
     }
-    return { output: { status: res.status, headers: res.headers, body: text, truncated: size > MAX_BODY_BYTES, duration_ms: Date.now() - started } };
+    return {
+      output: {
+        status: res.status,
+        headers: res.headers,
+        body: text,
+        truncated: size > MAX_BODY_BYTES,
+        duration_ms: Date.now() - started,
+      },
+    };
   },
 });

@@ -1,7 +1,15 @@
 import path from 'node:path';
 import { Type } from 'typebox';
 import {
-  DEFAULT_IMAGE_QUALITY, MediaTransformError, defaultFrameTime, frameLimitError, grabVideoFrame, imageOutputFormat, transformImage, type ImageFormat, type ImageOptions,
+  DEFAULT_IMAGE_QUALITY,
+  MediaTransformError,
+  defaultFrameTime,
+  frameLimitError,
+  grabVideoFrame,
+  imageOutputFormat,
+  transformImage,
+  type ImageFormat,
+  type ImageOptions,
 } from '../media/index.js';
 import { Dimension, Hex, PositionOption, QualityOption, Seconds, qualityOf } from './common-options.js';
 import { defineKind } from './define.js';
@@ -9,17 +17,20 @@ import { defineKind } from './define.js';
 const FORMATS: ImageFormat[] = ['jpeg', 'png', 'webp', 'avif', 'gif'];
 const isImageFormat = (f: string): f is ImageFormat => (FORMATS as string[]).includes(f);
 
-const Options = Type.Object({
-  width: Type.Optional(Dimension),
-  height: Type.Optional(Dimension),
-  fit: Type.Optional(Type.Enum(['contain', 'cover', 'fill', 'inside', 'outside'])),
-  position: Type.Optional(PositionOption),
-  background: Type.Optional(Hex),
-  format: Type.Optional(Type.Enum(['jpeg', 'png', 'webp', 'avif', 'gif', 'jpg'])),
-  quality: Type.Optional(QualityOption),
-  /** For video inputs: the frame time in seconds. */
-  start: Type.Optional(Seconds),
-}, { additionalProperties: false });
+const Options = Type.Object(
+  {
+    width: Type.Optional(Dimension),
+    height: Type.Optional(Dimension),
+    fit: Type.Optional(Type.Enum(['contain', 'cover', 'fill', 'inside', 'outside'])),
+    position: Type.Optional(PositionOption),
+    background: Type.Optional(Hex),
+    format: Type.Optional(Type.Enum(['jpeg', 'png', 'webp', 'avif', 'gif', 'jpg'])),
+    quality: Type.Optional(QualityOption),
+    /** For video inputs: the frame time in seconds. */
+    start: Type.Optional(Seconds),
+  },
+  { additionalProperties: false },
+);
 
 /** image: resize/convert an image, or a frame of a video (poster), with sharp. */
 export const imageKind = defineKind({
@@ -27,7 +38,11 @@ export const imageKind = defineKind({
   options: Options,
   needsInputFile: true,
   check(_options, input) {
-    if (input.probe.kind === 'audio') throw new MediaTransformError('invalid_for_input', 'an image task needs an image or a video, and this file is audio');
+    if (input.probe.kind === 'audio')
+      throw new MediaTransformError(
+        'invalid_for_input',
+        'an image task needs an image or a video, and this file is audio',
+      );
   },
   async run(ctx, input) {
     const o = ctx.options;
@@ -58,8 +73,23 @@ export const imageKind = defineKind({
     const { extension } = imageOutputFormat(format);
     const out = path.join(ctx.workDir, `output.${extension}`);
     const result = await transformImage(source, out, opts, {
-      maxPixels: ctx.config.limits.maxPixels, animated: !fromVideo && (input.probe.frames ?? 1) > 1, timeoutMs: ctx.timeoutMs, signal: ctx.signal,
+      maxPixels: ctx.config.limits.maxPixels,
+      animated: !fromVideo && (input.probe.frames ?? 1) > 1,
+      timeoutMs: ctx.timeoutMs,
+      signal: ctx.signal,
     });
-    return { files: [{ path: out, kind: 'image', format: result.format, extension, mime: result.mime, width: result.width, height: result.height }] };
+    return {
+      files: [
+        {
+          path: out,
+          kind: 'image',
+          format: result.format,
+          extension,
+          mime: result.mime,
+          width: result.width,
+          height: result.height,
+        },
+      ],
+    };
   },
 });

@@ -6,11 +6,16 @@ import { defineKind } from './define.js';
 /** ingest: POST /files, asynchronously. The worker pool stores the file (and its media) and completes the task together. */
 export const ingestKind = defineKind({
   kind: 'ingest',
-  options: Type.Object({ media_id: Type.Optional(Type.String({ maxLength: 64 })), metadata: Type.Optional(Metadata) }, { additionalProperties: false }),
+  options: Type.Object(
+    { media_id: Type.Optional(Type.String({ maxLength: 64 })), metadata: Type.Optional(Metadata) },
+    { additionalProperties: false },
+  ),
   needsInputFile: false,
   async admit(ports, projectId, options) {
     if (options.media_id !== undefined && !(await ports.mediaExists(projectId, options.media_id))) {
-      throw new AppError('not_found', `no media ${options.media_id} in this project`, { details: [{ field: 'media_id', message: 'not found' }] });
+      throw new AppError('not_found', `no media ${options.media_id} in this project`, {
+        details: [{ field: 'media_id', message: 'not found' }],
+      });
     }
   },
   async run(ctx) {

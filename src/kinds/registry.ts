@@ -11,7 +11,16 @@ import { videoKind } from './video.js';
 import { workflowKind } from './workflow.js';
 
 // Kind -> its definition, checked once at load: no kind twice.
-const KINDS: Kind[] = [ingestKind, videoKind, imageKind, audioKind, thumbnailsKind, workflowKind, conditionsKind, httpKind];
+const KINDS: Kind[] = [
+  ingestKind,
+  videoKind,
+  imageKind,
+  audioKind,
+  thumbnailsKind,
+  workflowKind,
+  conditionsKind,
+  httpKind,
+];
 
 const registry = new Map<TaskKind, Kind>();
 for (const k of KINDS) {

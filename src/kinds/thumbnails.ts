@@ -5,13 +5,16 @@ import { buildStoryboard, storyboardVtt } from '../media/index.js';
 import { deliveryUrl } from '../shapes/files.js';
 import { defineKind } from './define.js';
 
-const Options = Type.Object({
-  count: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
-  interval: Type.Optional(Type.Number({ minimum: 0.1, maximum: 3600 })),
-  width: Type.Optional(Type.Integer({ minimum: 16, maximum: 640 })),
-  columns: Type.Optional(Type.Integer({ minimum: 1, maximum: 20 })),
-  format: Type.Optional(Type.Enum(['jpeg', 'webp'])),
-}, { additionalProperties: false });
+const Options = Type.Object(
+  {
+    count: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+    interval: Type.Optional(Type.Number({ minimum: 0.1, maximum: 3600 })),
+    width: Type.Optional(Type.Integer({ minimum: 16, maximum: 640 })),
+    columns: Type.Optional(Type.Integer({ minimum: 1, maximum: 20 })),
+    format: Type.Optional(Type.Enum(['jpeg', 'webp'])),
+  },
+  { additionalProperties: false },
+);
 
 /**
  * thumbnails: a storyboard for video players — one sprite sheet of frames and a WebVTT
@@ -24,9 +27,18 @@ export const thumbnailsKind = defineKind({
   needsInputFile: true,
   async run(ctx, input) {
     const format = ctx.options.format ?? 'jpeg';
-    const board = await buildStoryboard(input.path, ctx.workDir, { ...ctx.options, format }, input.probe, {
-      timeoutMs: ctx.timeoutMs, signal: ctx.signal, onProgress: ctx.progress,
-    }, ctx.config.limits);
+    const board = await buildStoryboard(
+      input.path,
+      ctx.workDir,
+      { ...ctx.options, format },
+      input.probe,
+      {
+        timeoutMs: ctx.timeoutMs,
+        signal: ctx.signal,
+        onProgress: ctx.progress,
+      },
+      ctx.config.limits,
+    );
     const extension = format === 'jpeg' ? 'jpg' : 'webp';
     const spriteName = `${ctx.task.id}-sprite.${extension}`;
     const folder = ctx.target.folder ?? input.file.folder;
@@ -36,8 +48,27 @@ export const thumbnailsKind = defineKind({
     const ref = ctx.target.ref ?? 'thumbnails';
     return {
       files: [
-        { path: vttPath, kind: 'thumbnails', format: 'vtt', extension: 'vtt', mime: 'text/vtt', duration: input.probe.duration, ref, filename: `${ctx.task.id}-thumbnails.vtt` },
-        { path: board.spritePath, kind: 'image', format, extension, mime: board.mime, width: board.spriteWidth, height: board.spriteHeight, ref: `${ref}_sprite`, filename: spriteName },
+        {
+          path: vttPath,
+          kind: 'thumbnails',
+          format: 'vtt',
+          extension: 'vtt',
+          mime: 'text/vtt',
+          duration: input.probe.duration,
+          ref,
+          filename: `${ctx.task.id}-thumbnails.vtt`,
+        },
+        {
+          path: board.spritePath,
+          kind: 'image',
+          format,
+          extension,
+          mime: board.mime,
+          width: board.spriteWidth,
+          height: board.spriteHeight,
+          ref: `${ref}_sprite`,
+          filename: spriteName,
+        },
       ],
     };
   },

@@ -2,7 +2,8 @@ import { Type } from 'typebox';
 import { validateWorkflow, type Step } from '../workflows/steps.js';
 import { defineKind } from './define.js';
 
-const isStep = (s: unknown): s is Step => s !== null && typeof s === 'object' && !Array.isArray(s) && typeof (s as { kind?: unknown }).kind === 'string';
+const isStep = (s: unknown): s is Step =>
+  s !== null && typeof s === 'object' && !Array.isArray(s) && typeof (s as { kind?: unknown }).kind === 'string';
 
 /** workflow: its top-level steps run as child tasks; it waits for them (workflows/runner.ts ends it). */
 export const workflowKind = defineKind({

@@ -61,7 +61,13 @@ export function sampleRateAllowed(format: AudioFormat, rate: number): boolean {
 }
 
 /** `limit`: as for buildVideoArgs, an output cap that keeps decoding within the duration limit. */
-export function buildAudioArgs(inputPath: string, outputPath: string, opts: AudioOptions, source: ProbeResult, limit?: DurationLimit): string[] {
+export function buildAudioArgs(
+  inputPath: string,
+  outputPath: string,
+  opts: AudioOptions,
+  source: ProbeResult,
+  limit?: DurationLimit,
+): string[] {
   if (!source.hasAudio) throw new MediaTransformError('no_audio_stream', 'the source has no audio stream');
   const spec = SPECS[opts.format];
   if (opts.sample_rate !== undefined && !sampleRateAllowed(opts.format, opts.sample_rate)) {
@@ -71,21 +77,38 @@ export function buildAudioArgs(inputPath: string, outputPath: string, opts: Audi
   const cap = limit && outputCap(win, source, limit);
   const bitrate = spec.bitrate === undefined ? undefined : Math.round(opts.bitrate ?? spec.bitrate);
   return [
-    '-hide_banner', '-nostdin', '-y', '-loglevel', 'error', '-progress', 'pipe:1', '-nostats',
+    '-hide_banner',
+    '-nostdin',
+    '-y',
+    '-loglevel',
+    'error',
+    '-progress',
+    'pipe:1',
+    '-nostats',
     ...inputHardeningArgs(),
     ...seekArgs(win),
-    '-i', fileUrl(inputPath),
-    '-map', '0:a:0', '-vn', '-sn', '-dn',
+    '-i',
+    fileUrl(inputPath),
+    '-map',
+    '0:a:0',
+    '-vn',
+    '-sn',
+    '-dn',
     ...cappedLengthArgs(win, cap),
     ...(spec.codec === 'libopus' ? ['-af', OPUS_LAYOUT_FILTER] : []),
-    '-c:a', spec.codec,
+    '-c:a',
+    spec.codec,
     ...(bitrate === undefined ? [] : ['-b:a', String(bitrate)]),
     ...(opts.channels ? ['-ac', String(opts.channels)] : []),
     ...(opts.sample_rate ? ['-ar', String(opts.sample_rate)] : []),
     // Same as video: tags can carry personal data; cover art is dropped by -vn.
-    '-map_metadata', '-1', '-map_chapters', '-1',
+    '-map_metadata',
+    '-1',
+    '-map_chapters',
+    '-1',
     ...(spec.muxer === 'ipod' ? ['-movflags', '+faststart'] : []),
-    '-f', spec.muxer,
+    '-f',
+    spec.muxer,
     fileUrl(outputPath),
   ];
 }

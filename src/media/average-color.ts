@@ -18,7 +18,11 @@ const SHARP_DEFAULT_PIXELS = 0x3fff * 0x3fff;
 const SAMPLE_SIZE = 64;
 const DEFAULT_TIMEOUT_MS = 30_000;
 
-export async function averageColor(path: string, probe: ProbeResult, opts: AverageColorOptions = {}): Promise<string | null> {
+export async function averageColor(
+  path: string,
+  probe: ProbeResult,
+  opts: AverageColorOptions = {},
+): Promise<string | null> {
   const maxPixels = opts.maxPixels ?? SHARP_DEFAULT_PIXELS;
   opts.signal?.throwIfAborted();
   if (probe.kind === 'image') return meanColor(path, maxPixels, opts.timeoutMs ?? DEFAULT_TIMEOUT_MS);
@@ -59,7 +63,13 @@ async function meanColor(input: string | Buffer, maxPixels: number, timeoutMs: n
     // the small raw output instead. fastShrinkOnLoad lets JPEG/WebP decode at reduced size.
     const out = await sharp(input, { limitInputPixels: maxPixels, sequentialRead: true })
       .timeout({ seconds: Math.max(1, Math.ceil(timeoutMs / 1000)) })
-      .resize({ width: SAMPLE_SIZE, height: SAMPLE_SIZE, fit: 'inside', withoutEnlargement: true, fastShrinkOnLoad: true })
+      .resize({
+        width: SAMPLE_SIZE,
+        height: SAMPLE_SIZE,
+        fit: 'inside',
+        withoutEnlargement: true,
+        fastShrinkOnLoad: true,
+      })
       .flatten({ background: '#ffffff' })
       .toColourspace('srgb')
       .raw()
@@ -77,5 +87,14 @@ async function meanColor(input: string | Buffer, maxPixels: number, timeoutMs: n
   for (let i = 0; i < data.length; i += channels) {
     for (let c = 0; c < 3; c++) sums[c]! += data[i + Math.min(c, channels - 1)]!;
   }
-  return '#' + sums.map((s) => Math.round(s / pixels).toString(16).padStart(2, '0')).join('');
+  return (
+    '#' +
+    sums
+      .map((s) =>
+        Math.round(s / pixels)
+          .toString(16)
+          .padStart(2, '0'),
+      )
+      .join('')
+  );
 }

@@ -24,12 +24,19 @@ export const CAP_TOLERANCE_SECONDS = 0.25;
  * lower limit) or a start past the limit. Returns the output cap in seconds: the limit minus the
  * start, since the source positions decoded run from `start` on.
  */
-export function outputCap(win: TrimWindow, source: Pick<ProbeResult, 'kind' | 'duration'>, limit: DurationLimit): number {
+export function outputCap(
+  win: TrimWindow,
+  source: Pick<ProbeResult, 'kind' | 'duration'>,
+  limit: DurationLimit,
+): number {
   const max = limit.maxDurationSeconds;
-  if (source.duration !== undefined && source.duration > max) throw durationLimitError(source.kind, source.duration, max);
+  if (source.duration !== undefined && source.duration > max)
+    throw durationLimitError(source.kind, source.duration, max);
   if (win.start >= max) {
-    throw new AppError('media_limit_exceeded',
-      `start (${formatSeconds(win.start)} s) is past the duration limit of ${formatDuration(max)} (${LIMIT_SETTINGS.duration})`);
+    throw new AppError(
+      'media_limit_exceeded',
+      `start (${formatSeconds(win.start)} s) is past the duration limit of ${formatDuration(max)} (${LIMIT_SETTINGS.duration})`,
+    );
   }
   return max - win.start;
 }
@@ -48,7 +55,10 @@ export function cappedLengthArgs(win: TrimWindow, cap: number | undefined): stri
  * ends before it. That means the source holds more than it declared, at least up to the limit.
  */
 export function checkOutputCap(
-  outputSeconds: number | undefined, opts: TrimOptions, source: Pick<ProbeResult, 'kind' | 'duration'>, limit: DurationLimit,
+  outputSeconds: number | undefined,
+  opts: TrimOptions,
+  source: Pick<ProbeResult, 'kind' | 'duration'>,
+  limit: DurationLimit,
 ): void {
   const win = trimWindow(opts, source.duration);
   const cap = limit.maxDurationSeconds - win.start;
@@ -57,15 +67,18 @@ export function checkOutputCap(
   const expected = source.duration === undefined ? undefined : expectedDuration(opts, source);
   if (expected !== undefined && expected >= cap - CAP_TOLERANCE_SECONDS) return; // it is that long
   throw durationLimitError(source.kind, limit.maxDurationSeconds, limit.maxDurationSeconds, {
-    declared: source.duration ?? 0, atLeast: true,
+    declared: source.duration ?? 0,
+    atLeast: true,
   });
 }
 
 /** A frame grab decodes from the keyframe before `atSeconds` to it: the time must be within the limit. */
 export function checkFrameTime(atSeconds: number, limit: DurationLimit): void {
   if (atSeconds > limit.maxDurationSeconds) {
-    throw new AppError('media_limit_exceeded',
-      `the frame at ${formatSeconds(atSeconds)} s is past the duration limit of ${formatDuration(limit.maxDurationSeconds)} (${LIMIT_SETTINGS.duration})`);
+    throw new AppError(
+      'media_limit_exceeded',
+      `the frame at ${formatSeconds(atSeconds)} s is past the duration limit of ${formatDuration(limit.maxDurationSeconds)} (${LIMIT_SETTINGS.duration})`,
+    );
   }
 }
 

@@ -59,7 +59,12 @@ export class ProgressParser {
 
 /** Last stderr line without absolute paths (they name our temp dirs, not the caller's files). */
 export function failureLine(stderrTail: string): string {
-  const last = stderrTail.split('\n').map((l) => l.trim()).filter(Boolean).pop() ?? '';
+  const last =
+    stderrTail
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean)
+      .pop() ?? '';
   // A trailing ':' is ffmpeg's separator ("file:/x/in.mp4: Invalid data"), not part of the path.
   return last.replace(/(^|[\s'"([])(?:file:)?\/[^\s'")\]]*[^\s'")\]:]/g, '$1<file>');
 }
@@ -86,10 +91,17 @@ export async function runFfmpeg(args: readonly string[], opts: FfmpegRunOptions)
     return { stderr: res.stderr };
   } catch (err) {
     // Timeouts, aborts and a missing binary are about mediad, not about the caller's file.
-    if (!(err instanceof ProcessError) || err.reason === 'timeout' || err.reason === 'aborted' || err.reason === 'spawn') {
+    if (
+      !(err instanceof ProcessError) ||
+      err.reason === 'timeout' ||
+      err.reason === 'aborted' ||
+      err.reason === 'spawn'
+    ) {
       throw err;
     }
     const line = failureLine(err.stderrTail);
-    throw new MediaTransformError('transform_failed', line ? `ffmpeg failed: ${line}` : 'ffmpeg failed', { cause: err });
+    throw new MediaTransformError('transform_failed', line ? `ffmpeg failed: ${line}` : 'ffmpeg failed', {
+      cause: err,
+    });
   }
 }

@@ -5,7 +5,18 @@
  * Demuxers we accept. Restricting them stops ffmpeg from following playlists (hls, concat)
  * or image sequences that could read other local files or URLs; everything else is refused.
  */
-export const DEMUXER_WHITELIST = ['mov', 'matroska', 'mp3', 'wav', 'ogg', 'flac', 'aac', 'avi', 'mpegts', 'aiff'] as const;
+export const DEMUXER_WHITELIST = [
+  'mov',
+  'matroska',
+  'mp3',
+  'wav',
+  'ogg',
+  'flac',
+  'aac',
+  'avi',
+  'mpegts',
+  'aiff',
+] as const;
 
 /** Bytes / microseconds ffprobe may read to find streams: enough for real files, bounded for hostile ones. */
 export const PROBE_SIZE_BYTES = 20_000_000;
@@ -19,10 +30,14 @@ export function fileUrl(path: string): string {
 /** Options placed before `-i` for every untrusted input. */
 export function inputHardeningArgs(): string[] {
   return [
-    '-protocol_whitelist', 'file',
-    '-format_whitelist', DEMUXER_WHITELIST.join(','),
-    '-probesize', String(PROBE_SIZE_BYTES),
-    '-analyzeduration', String(ANALYZE_DURATION_US),
+    '-protocol_whitelist',
+    'file',
+    '-format_whitelist',
+    DEMUXER_WHITELIST.join(','),
+    '-probesize',
+    String(PROBE_SIZE_BYTES),
+    '-analyzeduration',
+    String(ANALYZE_DURATION_US),
   ];
 }
 
@@ -50,15 +65,27 @@ const PACKET_ENTRIES = 'packet=stream_index,pts_time,dts_time,duration_time';
  * can be compared with the duration its header declares (see probe-duration.ts).
  */
 export function ffprobeArgs(path: string, tailFromSeconds?: number): string[] {
-  const tail = tailFromSeconds === undefined
-    ? []
-    : ['-show_entries', PACKET_ENTRIES, '-read_intervals', `${formatSeconds(Math.min(tailFromSeconds, MAX_SEEK_SECONDS))}%+#${TAIL_PACKETS}`];
+  const tail =
+    tailFromSeconds === undefined
+      ? []
+      : [
+          '-show_entries',
+          PACKET_ENTRIES,
+          '-read_intervals',
+          `${formatSeconds(Math.min(tailFromSeconds, MAX_SEEK_SECONDS))}%+#${TAIL_PACKETS}`,
+        ];
   return [
-    '-hide_banner', '-v', 'error',
+    '-hide_banner',
+    '-v',
+    'error',
     ...inputHardeningArgs(),
-    '-print_format', 'json', '-show_format', '-show_streams',
+    '-print_format',
+    'json',
+    '-show_format',
+    '-show_streams',
     ...tail,
-    '-i', fileUrl(path),
+    '-i',
+    fileUrl(path),
   ];
 }
 
@@ -69,11 +96,18 @@ export function ffprobeArgs(path: string, tailFromSeconds?: number): string[] {
 export function packetScanArgs(path: string, fromSeconds: number | undefined, toSeconds: number): string[] {
   const from = fromSeconds === undefined ? '' : formatSeconds(Math.min(fromSeconds, MAX_SEEK_SECONDS));
   return [
-    '-hide_banner', '-v', 'error',
+    '-hide_banner',
+    '-v',
+    'error',
     ...inputHardeningArgs(),
-    '-show_entries', PACKET_ENTRIES, '-of', 'compact=p=0',
-    '-read_intervals', `${from}%${formatSeconds(Math.min(toSeconds, MAX_SCAN_SECONDS))}`,
-    '-i', fileUrl(path),
+    '-show_entries',
+    PACKET_ENTRIES,
+    '-of',
+    'compact=p=0',
+    '-read_intervals',
+    `${from}%${formatSeconds(Math.min(toSeconds, MAX_SCAN_SECONDS))}`,
+    '-i',
+    fileUrl(path),
   ];
 }
 
@@ -92,15 +126,30 @@ export function frameGrabArgs(input: string, atSeconds: number, outPath: string,
   // h keeps the aspect ratio but never reaches 0 for extreme ratios; 'area' averages pixels.
   const scale = `scale=w='min(iw,${width})':h='max(1,round(ow*ih/iw))':flags=area,format=rgb24`;
   return [
-    '-hide_banner', '-nostdin', '-v', 'error', '-y',
+    '-hide_banner',
+    '-nostdin',
+    '-v',
+    'error',
+    '-y',
     ...inputHardeningArgs(),
-    '-ss', formatSeconds(atSeconds),
-    '-i', fileUrl(input),
+    '-ss',
+    formatSeconds(atSeconds),
+    '-i',
+    fileUrl(input),
     // 'V' = video streams that are not cover art / attached pictures.
-    '-map', '0:V:0', '-an', '-sn', '-dn',
-    '-frames:v', '1',
-    '-vf', scale,
-    '-c:v', 'png', '-f', 'image2pipe',
+    '-map',
+    '0:V:0',
+    '-an',
+    '-sn',
+    '-dn',
+    '-frames:v',
+    '1',
+    '-vf',
+    scale,
+    '-c:v',
+    'png',
+    '-f',
+    'image2pipe',
     outPath === '-' ? 'pipe:1' : fileUrl(outPath),
   ];
 }

@@ -31,7 +31,11 @@ export const ANIMATED_IMAGE_FORMATS = new Set(['gif', 'webp']);
  * `sharpFormat` as sharp names it ('heif' covers AVIF and HEIC, told apart by `compression`).
  * `heicReadable`: whether this libvips build can decode HEVC (the prebuilt sharp cannot).
  */
-export function imageFormat(sharpFormat: string, compression: string | undefined, heicReadable: boolean): FormatInfo | null {
+export function imageFormat(
+  sharpFormat: string,
+  compression: string | undefined,
+  heicReadable: boolean,
+): FormatInfo | null {
   if (sharpFormat === 'heif') {
     if (compression === 'av1') return IMAGE_FORMATS.avif ?? null;
     return heicReadable && compression === 'hevc' ? (IMAGE_FORMATS.heif ?? null) : null;
@@ -80,15 +84,24 @@ export function containerFormat(facts: ContainerFacts): FormatInfo | null {
   }
   const first = names[0] ?? '';
   switch (first) {
-    case 'mp3': return info('mp3', 'mp3', 'audio/mpeg');
-    case 'wav': return info('wav', 'wav', 'audio/wav');
-    case 'flac': return info('flac', 'flac', 'audio/flac');
-    case 'aac': return info('aac', 'aac', 'audio/aac');
-    case 'aiff': return info('aiff', 'aiff', 'audio/aiff');
-    case 'ogg': return audio ? info('ogg', 'ogg', 'audio/ogg') : info('ogg', 'ogv', 'video/ogg');
-    case 'avi': return info('avi', 'avi', 'video/x-msvideo');
-    case 'mpegts': return info('ts', 'ts', 'video/mp2t');
-    default: return null;
+    case 'mp3':
+      return info('mp3', 'mp3', 'audio/mpeg');
+    case 'wav':
+      return info('wav', 'wav', 'audio/wav');
+    case 'flac':
+      return info('flac', 'flac', 'audio/flac');
+    case 'aac':
+      return info('aac', 'aac', 'audio/aac');
+    case 'aiff':
+      return info('aiff', 'aiff', 'audio/aiff');
+    case 'ogg':
+      return audio ? info('ogg', 'ogg', 'audio/ogg') : info('ogg', 'ogv', 'video/ogg');
+    case 'avi':
+      return info('avi', 'avi', 'video/x-msvideo');
+    case 'mpegts':
+      return info('ts', 'ts', 'video/mp2t');
+    default:
+      return null;
   }
 }
 
@@ -133,16 +146,29 @@ export const LIMIT_SETTINGS = {
  */
 export const DEFAULT_MAX_FRAMES = 10_000;
 
-export function pixelLimitError(what: string, width: number, height: number, frames: number, maxPixels: number): AppError {
+export function pixelLimitError(
+  what: string,
+  width: number,
+  height: number,
+  frames: number,
+  maxPixels: number,
+): AppError {
   const total = width * height * frames;
-  const size = frames > 1
-    ? `${width}x${height} with ${frames} frames (${formatMegapixels(total)} in all)`
-    : `${width}x${height} (${formatMegapixels(total)})`;
-  return new AppError('media_limit_exceeded', `${what} is ${size}; the limit is ${formatMegapixels(maxPixels)} (${LIMIT_SETTINGS.pixels})`);
+  const size =
+    frames > 1
+      ? `${width}x${height} with ${frames} frames (${formatMegapixels(total)} in all)`
+      : `${width}x${height} (${formatMegapixels(total)})`;
+  return new AppError(
+    'media_limit_exceeded',
+    `${what} is ${size}; the limit is ${formatMegapixels(maxPixels)} (${LIMIT_SETTINGS.pixels})`,
+  );
 }
 
 export function frameLimitError(frames: number, maxFrames: number): AppError {
-  return new AppError('media_limit_exceeded', `the animated image has ${frames} frames; the limit is ${maxFrames} (${LIMIT_SETTINGS.frames})`);
+  return new AppError(
+    'media_limit_exceeded',
+    `the animated image has ${frames} frames; the limit is ${maxFrames} (${LIMIT_SETTINGS.frames})`,
+  );
 }
 
 export interface MeasuredLength {
@@ -152,9 +178,19 @@ export interface MeasuredLength {
   atLeast?: boolean;
 }
 
-export function durationLimitError(kind: string, seconds: number, maxSeconds: number, how: MeasuredLength = {}): AppError {
+export function durationLimitError(
+  kind: string,
+  seconds: number,
+  maxSeconds: number,
+  how: MeasuredLength = {},
+): AppError {
   const length = how.atLeast ? `goes on past ${formatDuration(seconds)}` : `is ${formatDuration(seconds)} long`;
-  const header = how.declared === undefined ? '' : how.declared > 0 ? ` (its header says ${formatDuration(how.declared)})` : ' (its header gives no length)';
+  const header =
+    how.declared === undefined
+      ? ''
+      : how.declared > 0
+        ? ` (its header says ${formatDuration(how.declared)})`
+        : ' (its header gives no length)';
   return new AppError(
     'media_limit_exceeded',
     `the ${kind} ${length}${header}; the limit is ${formatDuration(maxSeconds)} (${LIMIT_SETTINGS.duration})`,

@@ -56,8 +56,15 @@ export function imageOutputFormat(format: ImageFormat): { extension: string; mim
 }
 
 const SHARP_POSITION: Readonly<Record<Position, string>> = {
-  center: 'centre', top: 'top', bottom: 'bottom', left: 'left', right: 'right',
-  top_left: 'left top', top_right: 'right top', bottom_left: 'left bottom', bottom_right: 'right bottom',
+  center: 'centre',
+  top: 'top',
+  bottom: 'bottom',
+  left: 'left',
+  right: 'right',
+  top_left: 'left top',
+  top_right: 'right top',
+  bottom_left: 'left bottom',
+  bottom_right: 'right bottom',
 };
 
 /** '#rrggbb[aa]' → sharp colour; malformed values are a bug upstream. */
@@ -71,12 +78,17 @@ export function parseBackground(hex: string): { r: number; g: number; b: number;
 function encode(img: Sharp, opts: ImageOptions, animated: boolean): Sharp {
   const quality = Math.min(100, Math.max(1, Math.round(opts.quality)));
   switch (opts.format) {
-    case 'jpeg': return img.jpeg({ quality });
+    case 'jpeg':
+      return img.jpeg({ quality });
     // Full colour, zlib level 6 (the usual speed/size balance); palette would be lossy.
-    case 'png': return img.png({ compressionLevel: 6, palette: false });
-    case 'webp': return img.webp({ quality, ...(animated ? { loop: 0 } : {}) });
-    case 'avif': return img.avif({ quality });
-    case 'gif': return img.gif();
+    case 'png':
+      return img.png({ compressionLevel: 6, palette: false });
+    case 'webp':
+      return img.webp({ quality, ...(animated ? { loop: 0 } : {}) });
+    case 'avif':
+      return img.avif({ quality });
+    case 'gif':
+      return img.gif();
   }
 }
 
@@ -86,22 +98,34 @@ async function isAnimated(path: string, maxPixels: number): Promise<boolean> {
 }
 
 export async function transformImage(
-  inputPath: string, outputPath: string, opts: ImageOptions, ctx: ImageTransformContext,
+  inputPath: string,
+  outputPath: string,
+  opts: ImageOptions,
+  ctx: ImageTransformContext,
 ): Promise<ImageTransformResult> {
   ctx.signal?.throwIfAborted();
   const bg = parseBackground(opts.background);
   try {
     // Only GIF/WebP keep animation; a multi-page TIFF or HEIF is not an animation.
-    const animated = (opts.format === 'gif' || opts.format === 'webp')
-      && (ctx.animated ?? (await isAnimated(inputPath, ctx.maxPixels)));
+    const animated =
+      (opts.format === 'gif' || opts.format === 'webp') &&
+      (ctx.animated ?? (await isAnimated(inputPath, ctx.maxPixels)));
     // failOn 'error': phone JPEGs often end early or carry odd markers (warnings) and still
     // show fine in browsers; real decode errors still fail.
-    let img = sharp(inputPath, { limitInputPixels: ctx.maxPixels, sequentialRead: true, failOn: 'error', animated })
-      .rotate(); // EXIF orientation; metadata is not copied to the output (sharp's default)
+    let img = sharp(inputPath, {
+      limitInputPixels: ctx.maxPixels,
+      sequentialRead: true,
+      failOn: 'error',
+      animated,
+    }).rotate(); // EXIF orientation; metadata is not copied to the output (sharp's default)
     if (ctx.timeoutMs) img = img.timeout({ seconds: Math.max(1, Math.ceil(ctx.timeoutMs / 1000)) });
     if (opts.width || opts.height) {
       img = img.resize({
-        width: opts.width, height: opts.height, fit: opts.fit, position: SHARP_POSITION[opts.position], background: bg,
+        width: opts.width,
+        height: opts.height,
+        fit: opts.fit,
+        position: SHARP_POSITION[opts.position],
+        background: bg,
       });
     }
     if (opts.format === 'jpeg') img = img.flatten({ background: { r: bg.r, g: bg.g, b: bg.b } });
@@ -120,7 +144,9 @@ export async function transformImage(
     if (/exceeds pixel limit/i.test(message)) {
       throw new AppError('media_limit_exceeded', 'the image is larger than the pixel limit', { cause: err });
     }
-    throw new MediaTransformError('transform_failed', `the image could not be processed: ${failureLine(message)}`, { cause: err });
+    throw new MediaTransformError('transform_failed', `the image could not be processed: ${failureLine(message)}`, {
+      cause: err,
+    });
   }
 }
 
@@ -132,22 +158,43 @@ export function defaultFrameTime(durationSeconds: number | undefined): number {
 /** One full-resolution PNG frame; `-ss` before `-i` seeks by index instead of decoding up to it. */
 export function videoFrameArgs(inputPath: string, atSeconds: number, outPngPath: string): string[] {
   return [
-    '-hide_banner', '-nostdin', '-y', '-loglevel', 'error',
+    '-hide_banner',
+    '-nostdin',
+    '-y',
+    '-loglevel',
+    'error',
     ...inputHardeningArgs(),
-    '-ss', formatSeconds(atSeconds),
-    '-i', fileUrl(inputPath),
-    '-map', '0:V:0', '-an', '-sn', '-dn',
-    '-frames:v', '1',
+    '-ss',
+    formatSeconds(atSeconds),
+    '-i',
+    fileUrl(inputPath),
+    '-map',
+    '0:V:0',
+    '-an',
+    '-sn',
+    '-dn',
+    '-frames:v',
+    '1',
     // An intermediate file read once by sharp: fast zlib beats small.
-    '-c:v', 'png', '-compression_level', '1',
-    '-f', 'image2', '-update', '1',
+    '-c:v',
+    'png',
+    '-compression_level',
+    '1',
+    '-f',
+    'image2',
+    '-update',
+    '1',
     fileUrl(outPngPath),
   ];
 }
 
 /** `limit`: the frame time must be within the duration limit (decoding runs up to it). */
 export async function grabVideoFrame(
-  inputPath: string, atSeconds: number, outPngPath: string, opts: { timeoutMs: number; signal?: AbortSignal }, limit: DurationLimit,
+  inputPath: string,
+  atSeconds: number,
+  outPngPath: string,
+  opts: { timeoutMs: number; signal?: AbortSignal },
+  limit: DurationLimit,
 ): Promise<void> {
   checkFrameTime(atSeconds, limit);
   await rm(outPngPath, { force: true });

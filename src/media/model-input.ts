@@ -26,14 +26,17 @@ export async function imageToRgb(path: string, size: number, opts: { maxPixels?:
       .toColourspace('srgb')
       .raw()
       .toBuffer({ resolveWithObject: true });
-    if (info.channels !== 3 || data.length !== size * size * 3) throw new Error(`unexpected ${info.channels}-channel output`);
+    if (info.channels !== 3 || data.length !== size * size * 3)
+      throw new Error(`unexpected ${info.channels}-channel output`);
     return { data, size };
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     if (/exceeds pixel limit/i.test(message)) {
       throw new AppError('media_limit_exceeded', 'the image is larger than the pixel limit', { cause: err });
     }
-    throw new MediaTransformError('transform_failed', `the image could not be decoded: ${failureLine(message)}`, { cause: err });
+    throw new MediaTransformError('transform_failed', `the image could not be decoded: ${failureLine(message)}`, {
+      cause: err,
+    });
   }
 }
 
@@ -50,17 +53,33 @@ export interface VideoFrameSample {
 }
 
 /** argv: `count` frames every `interval` s from `start`, scaled to size x size, as raw RGB on stdout. */
-export function videoRgbFramesArgs(inputPath: string, s: Pick<VideoFrameSample, 'start' | 'interval' | 'count' | 'size'>): string[] {
+export function videoRgbFramesArgs(
+  inputPath: string,
+  s: Pick<VideoFrameSample, 'start' | 'interval' | 'count' | 'size'>,
+): string[] {
   return [
-    '-hide_banner', '-nostdin', '-loglevel', 'error',
+    '-hide_banner',
+    '-nostdin',
+    '-loglevel',
+    'error',
     ...inputHardeningArgs(),
-    '-ss', formatSeconds(s.start),
-    '-i', fileUrl(inputPath),
-    '-map', '0:V:0', '-an', '-sn', '-dn',
+    '-ss',
+    formatSeconds(s.start),
+    '-i',
+    fileUrl(inputPath),
+    '-map',
+    '0:V:0',
+    '-an',
+    '-sn',
+    '-dn',
     // fps picks the frame nearest each tick; timestamps restart at 0 after the input seek.
-    '-vf', `fps=1/${s.interval},scale=${s.size}:${s.size}:flags=area,format=rgb24`,
-    '-frames:v', String(s.count),
-    '-f', 'rawvideo', 'pipe:1',
+    '-vf',
+    `fps=1/${s.interval},scale=${s.size}:${s.size}:flags=area,format=rgb24`,
+    '-frames:v',
+    String(s.count),
+    '-f',
+    'rawvideo',
+    'pipe:1',
   ];
 }
 
@@ -76,7 +95,9 @@ export async function videoRgbFrames(inputPath: string, s: VideoFrameSample): Pr
     }));
   } catch (err) {
     if (err instanceof ProcessError && err.reason === 'exit') {
-      throw new MediaTransformError('transform_failed', `frames could not be read: ${failureLine(err.stderrTail)}`, { cause: err });
+      throw new MediaTransformError('transform_failed', `frames could not be read: ${failureLine(err.stderrTail)}`, {
+        cause: err,
+      });
     }
     throw err;
   }
@@ -88,7 +109,10 @@ export async function videoRgbFrames(inputPath: string, s: VideoFrameSample): Pr
 }
 
 /** A JPEG data URL no larger than maxSide on its longer side, for vision models. */
-export async function imageDataUrl(path: string, opts: { maxSide?: number; quality?: number; maxPixels?: number } = {}): Promise<string> {
+export async function imageDataUrl(
+  path: string,
+  opts: { maxSide?: number; quality?: number; maxPixels?: number } = {},
+): Promise<string> {
   const side = opts.maxSide ?? 1024;
   try {
     const jpeg = await sharp(path, { limitInputPixels: opts.maxPixels ?? 100_000_000, failOn: 'error' })
@@ -100,6 +124,8 @@ export async function imageDataUrl(path: string, opts: { maxSide?: number; quali
     return `data:image/jpeg;base64,${jpeg.toString('base64')}`;
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
-    throw new MediaTransformError('transform_failed', `the image could not be decoded: ${failureLine(message)}`, { cause: err });
+    throw new MediaTransformError('transform_failed', `the image could not be decoded: ${failureLine(message)}`, {
+      cause: err,
+    });
   }
 }

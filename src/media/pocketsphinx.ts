@@ -42,7 +42,20 @@ export interface PocketsphinxWord {
  * default -samprate 16000; its log goes to /dev/null (the word lines are all we read).
  */
 export function pocketsphinxArgs(model: PocketsphinxModel, rawPcmPath: string): string[] {
-  return ['-infile', rawPcmPath, '-time', 'yes', '-logfn', '/dev/null', '-hmm', model.hmm, '-lm', model.lm, '-dict', model.dict];
+  return [
+    '-infile',
+    rawPcmPath,
+    '-time',
+    'yes',
+    '-logfn',
+    '/dev/null',
+    '-hmm',
+    model.hmm,
+    '-lm',
+    model.lm,
+    '-dict',
+    model.dict,
+  ];
 }
 
 const WORD_LINE = /^(\S+) (\d+(?:\.\d+)?) (\d+(?:\.\d+)?) (-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)$/i;
@@ -69,7 +82,9 @@ export function parsePocketsphinxLine(line: string): PocketsphinxWord | null {
 
 /** Missing model files make pocketsphinx exit with nothing but its (discarded) log: say which. */
 export async function missingModelFiles(model: PocketsphinxModel): Promise<string[]> {
-  const checks = await Promise.all([model.hmm, model.lm, model.dict].map(async (p) => ((await stat(p).catch(() => null)) ? null : p)));
+  const checks = await Promise.all(
+    [model.hmm, model.lm, model.dict].map(async (p) => ((await stat(p).catch(() => null)) ? null : p)),
+  );
   return checks.filter((p): p is string => p !== null);
 }
 
@@ -82,7 +97,9 @@ export interface PocketsphinxRunOptions {
 
 /** Recognises one raw PCM file; words in order, times relative to the file's start. */
 export async function runPocketsphinx(
-  rawPcmPath: string, model: PocketsphinxModel, opts: PocketsphinxRunOptions,
+  rawPcmPath: string,
+  model: PocketsphinxModel,
+  opts: PocketsphinxRunOptions,
 ): Promise<PocketsphinxWord[]> {
   const words: PocketsphinxWord[] = [];
   await runProcess(model.binary, pocketsphinxArgs(model, rawPcmPath), {

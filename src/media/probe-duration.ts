@@ -50,7 +50,11 @@ export function parseCompactLine(line: string): Record<string, string> {
 }
 
 /** Latest end (pts, else dts, plus duration) among packets of `streams`; undefined when none has a time. */
-export function latestEnd(packets: Iterable<PacketTime>, streams: ReadonlySet<number>, after?: number): number | undefined {
+export function latestEnd(
+  packets: Iterable<PacketTime>,
+  streams: ReadonlySet<number>,
+  after?: number,
+): number | undefined {
   let end = after;
   for (const p of packets) {
     if (!streams.has(p.stream)) continue;
@@ -72,8 +76,16 @@ export interface MeasuredDuration {
 }
 
 /** The header's duration unless the packets show that it ends too early (or it has none). */
-export function chooseDuration(declared: number | undefined, measured: number | undefined, atLeast = false): MeasuredDuration {
-  if (measured !== undefined && measured > 0 && (declared === undefined || measured > declared + DECLARED_SLACK_SECONDS)) {
+export function chooseDuration(
+  declared: number | undefined,
+  measured: number | undefined,
+  atLeast = false,
+): MeasuredDuration {
+  if (
+    measured !== undefined &&
+    measured > 0 &&
+    (declared === undefined || measured > declared + DECLARED_SLACK_SECONDS)
+  ) {
     return { seconds: measured, measured: true, atLeast };
   }
   return { seconds: declared, measured: false, atLeast: false };
@@ -100,7 +112,12 @@ export interface ScanOptions {
  * the end of the file; when it does not (TAIL_PACKETS listed, or no tail at all), the packets
  * are scanned on until the end or until one lies past the limit, whichever comes first.
  */
-export async function measureDuration(path: string, facts: DurationFacts, maxSeconds: number, opts: ScanOptions = {}): Promise<MeasuredDuration> {
+export async function measureDuration(
+  path: string,
+  facts: DurationFacts,
+  maxSeconds: number,
+  opts: ScanOptions = {},
+): Promise<MeasuredDuration> {
   const bound = facts.startTime + maxSeconds + 1;
   let end = facts.tail ? latestEnd(facts.tail, facts.streams) : undefined;
   const tailReachedEof = facts.tail !== undefined && facts.tail.length < TAIL_PACKETS;
@@ -112,7 +129,12 @@ export async function measureDuration(path: string, facts: DurationFacts, maxSec
 }
 
 async function scanEnd(
-  path: string, from: number | undefined, to: number, streams: ReadonlySet<number>, seen: number | undefined, opts: ScanOptions,
+  path: string,
+  from: number | undefined,
+  to: number,
+  streams: ReadonlySet<number>,
+  seen: number | undefined,
+  opts: ScanOptions,
 ): Promise<number | undefined> {
   let end = seen;
   try {

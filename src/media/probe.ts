@@ -5,8 +5,15 @@ import { stat } from 'node:fs/promises';
 import sharp, { type Metadata } from 'sharp';
 import { ffprobeArgs } from './ffprobe-args.js';
 import {
-  ANIMATED_IMAGE_FORMATS, containerFormat, DEFAULT_MAX_FRAMES, durationLimitError, frameLimitError, imageFormat, pixelLimitError,
-  unsupported, type MediaKind,
+  ANIMATED_IMAGE_FORMATS,
+  containerFormat,
+  DEFAULT_MAX_FRAMES,
+  durationLimitError,
+  frameLimitError,
+  imageFormat,
+  pixelLimitError,
+  unsupported,
+  type MediaKind,
 } from './formats.js';
 import { measureDuration, packetTime, type PacketTime } from './probe-duration.js';
 import { mediaBinaries, ProcessError, runProcess } from './process-runner.js';
@@ -118,7 +125,13 @@ interface FfStream {
 }
 
 interface FfProbeOutput {
-  format?: { format_name?: string; duration?: string; start_time?: string; bit_rate?: string; tags?: Record<string, string> };
+  format?: {
+    format_name?: string;
+    duration?: string;
+    start_time?: string;
+    bit_rate?: string;
+    tags?: Record<string, string>;
+  };
   streams?: FfStream[];
   packets?: Record<string, unknown>[];
 }
@@ -200,16 +213,26 @@ async function probeAudioVideo(path: string, limits: ProbeLimits, opts: ProbeOpt
 
   const declared = num(out.format.duration) ?? (Math.max(0, ...streams.map((s) => num(s.duration) ?? 0)) || undefined);
   const length = verify
-    ? await measureDuration(path, {
-      declared,
-      startTime: signed(out.format.start_time) ?? 0,
-      tail: out.packets?.map(packetTime).filter((p): p is PacketTime => p !== null),
-      streams: new Set([...video, ...audio].map((s) => s.index ?? streams.indexOf(s))),
-    }, limits.maxDurationSeconds, opts)
+    ? await measureDuration(
+        path,
+        {
+          declared,
+          startTime: signed(out.format.start_time) ?? 0,
+          tail: out.packets?.map(packetTime).filter((p): p is PacketTime => p !== null),
+          streams: new Set([...video, ...audio].map((s) => s.index ?? streams.indexOf(s))),
+        },
+        limits.maxDurationSeconds,
+        opts,
+      )
     : { seconds: declared, measured: false, atLeast: false };
   const duration = length.seconds ?? 0;
   if (duration > limits.maxDurationSeconds) {
-    throw durationLimitError(kind, duration, limits.maxDurationSeconds, length.measured ? { declared: declared ?? 0, atLeast: length.atLeast } : {});
+    throw durationLimitError(
+      kind,
+      duration,
+      limits.maxDurationSeconds,
+      length.measured ? { declared: declared ?? 0, atLeast: length.atLeast } : {},
+    );
   }
   // Every video stream could be decoded by a later step, so each one must fit the limit.
   for (const s of video) {

@@ -149,7 +149,11 @@ export function runProcess(cmd: string, args: readonly string[], opts: RunOption
     child.on('error', (err) => {
       // Spawn failure (e.g. ENOENT): no 'close' may follow, settle here.
       killGroup(child.pid);
-      finish(new ProcessError(`${name} could not be started: ${err.message}`, 'spawn', '', null, { cause: err }), null, null);
+      finish(
+        new ProcessError(`${name} could not be started: ${err.message}`, 'spawn', '', null, { cause: err }),
+        null,
+        null,
+      );
     });
     // The leader has exited: kill stragglers it left in its group, otherwise they would keep
     // our pipes open and 'close' would wait for them.

@@ -23,16 +23,33 @@ export interface SceneDetectOptions {
   onProgress?: (percent: number) => void;
 }
 
-export function sceneDetectArgs(inputPath: string, opts: Pick<SceneDetectOptions, 'threshold' | 'analysisWidth'>): string[] {
+export function sceneDetectArgs(
+  inputPath: string,
+  opts: Pick<SceneDetectOptions, 'threshold' | 'analysisWidth'>,
+): string[] {
   const threshold = Math.min(100, Math.max(0, opts.threshold ?? 10));
   const width = Math.max(16, Math.floor(opts.analysisWidth ?? 320));
   return [
-    '-hide_banner', '-nostdin', '-nostats', '-loglevel', 'info', '-progress', 'pipe:1',
+    '-hide_banner',
+    '-nostdin',
+    '-nostats',
+    '-loglevel',
+    'info',
+    '-progress',
+    'pipe:1',
     ...inputHardeningArgs(),
-    '-i', fileUrl(inputPath),
-    '-map', '0:V:0', '-an', '-sn', '-dn',
-    '-vf', `scale=w='min(iw,${width})':h=-2:flags=fast_bilinear,scdet=threshold=${threshold}:sc_pass=0`,
-    '-f', 'null', '-',
+    '-i',
+    fileUrl(inputPath),
+    '-map',
+    '0:V:0',
+    '-an',
+    '-sn',
+    '-dn',
+    '-vf',
+    `scale=w='min(iw,${width})':h=-2:flags=fast_bilinear,scdet=threshold=${threshold}:sc_pass=0`,
+    '-f',
+    'null',
+    '-',
   ];
 }
 
@@ -50,13 +67,15 @@ export function parseScdetLine(line: string): SceneCut | null {
 export async function detectSceneCuts(inputPath: string, opts: SceneDetectOptions): Promise<SceneCut[]> {
   const cuts: SceneCut[] = [];
   const onProgress = opts.onProgress;
-  const parser = onProgress ? new ProgressParser(opts.durationSeconds, (p) => {
-    try {
-      onProgress(p);
-    } catch {
-      // progress is best-effort
-    }
-  }) : undefined;
+  const parser = onProgress
+    ? new ProgressParser(opts.durationSeconds, (p) => {
+        try {
+          onProgress(p);
+        } catch {
+          // progress is best-effort
+        }
+      })
+    : undefined;
   try {
     await runProcess(mediaBinaries().ffmpeg, sceneDetectArgs(inputPath, opts), {
       timeoutMs: opts.timeoutMs,
@@ -70,7 +89,9 @@ export async function detectSceneCuts(inputPath: string, opts: SceneDetectOption
   } catch (err) {
     // As in runFfmpeg: a non-zero exit is about the file; timeouts, aborts and spawn failures are ours.
     if (err instanceof ProcessError && err.reason === 'exit') {
-      throw new MediaTransformError('transform_failed', `scene detection failed: ${failureLine(err.stderrTail)}`, { cause: err });
+      throw new MediaTransformError('transform_failed', `scene detection failed: ${failureLine(err.stderrTail)}`, {
+        cause: err,
+      });
     }
     throw err;
   }

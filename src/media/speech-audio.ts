@@ -11,12 +11,30 @@ export const SPEECH_BYTES_PER_SECOND = SPEECH_SAMPLE_RATE * 2;
 /** ffmpeg argv: first audio stream -> raw 16 kHz mono s16le at `outRaw`, with `-progress` on stdout. */
 export function speechPcmArgs(inputPath: string, outRaw: string): string[] {
   return [
-    '-hide_banner', '-nostdin', '-y', '-loglevel', 'error', '-progress', 'pipe:1', '-nostats',
+    '-hide_banner',
+    '-nostdin',
+    '-y',
+    '-loglevel',
+    'error',
+    '-progress',
+    'pipe:1',
+    '-nostats',
     ...inputHardeningArgs(),
-    '-i', fileUrl(inputPath),
-    '-map', '0:a:0', '-vn', '-sn', '-dn',
-    '-ac', '1', '-ar', String(SPEECH_SAMPLE_RATE),
-    '-c:a', 'pcm_s16le', '-f', 's16le',
+    '-i',
+    fileUrl(inputPath),
+    '-map',
+    '0:a:0',
+    '-vn',
+    '-sn',
+    '-dn',
+    '-ac',
+    '1',
+    '-ar',
+    String(SPEECH_SAMPLE_RATE),
+    '-c:a',
+    'pcm_s16le',
+    '-f',
+    's16le',
     fileUrl(outRaw),
   ];
 }
@@ -84,7 +102,12 @@ export function wavHeader(dataBytes: number): Buffer {
 }
 
 /** Copies the PCM between two times to `outPath` as raw PCM (same format). */
-export async function slicePcm(rawPath: string, fromSeconds: number, toSeconds: number, outPath: string): Promise<void> {
+export async function slicePcm(
+  rawPath: string,
+  fromSeconds: number,
+  toSeconds: number,
+  outPath: string,
+): Promise<void> {
   const fh = await open(rawPath, 'r');
   try {
     const size = (await fh.stat()).size;
@@ -102,7 +125,11 @@ export type SpeechUploadFormat = 'wav' | 'flac';
 
 /** A slice of the PCM as an upload file (WAV written directly; FLAC through ffmpeg). */
 export async function encodePcmSlice(
-  rawPath: string, fromSeconds: number, toSeconds: number, outPath: string, format: SpeechUploadFormat,
+  rawPath: string,
+  fromSeconds: number,
+  toSeconds: number,
+  outPath: string,
+  format: SpeechUploadFormat,
   opts: { timeoutMs: number; signal?: AbortSignal },
 ): Promise<void> {
   if (format === 'wav') {
@@ -121,12 +148,33 @@ export async function encodePcmSlice(
     return;
   }
   // Our own intermediate file: the raw demuxer is forced, so no format whitelist applies.
-  await runFfmpeg([
-    '-hide_banner', '-nostdin', '-y', '-loglevel', 'error',
-    '-protocol_whitelist', 'file',
-    '-f', 's16le', '-ar', String(SPEECH_SAMPLE_RATE), '-ac', '1',
-    '-ss', formatSeconds(fromSeconds), '-t', formatSeconds(Math.max(0, toSeconds - fromSeconds)),
-    '-i', fileUrl(rawPath),
-    '-c:a', 'flac', '-f', 'flac', fileUrl(outPath),
-  ], opts);
+  await runFfmpeg(
+    [
+      '-hide_banner',
+      '-nostdin',
+      '-y',
+      '-loglevel',
+      'error',
+      '-protocol_whitelist',
+      'file',
+      '-f',
+      's16le',
+      '-ar',
+      String(SPEECH_SAMPLE_RATE),
+      '-ac',
+      '1',
+      '-ss',
+      formatSeconds(fromSeconds),
+      '-t',
+      formatSeconds(Math.max(0, toSeconds - fromSeconds)),
+      '-i',
+      fileUrl(rawPath),
+      '-c:a',
+      'flac',
+      '-f',
+      'flac',
+      fileUrl(outPath),
+    ],
+    opts,
+  );
 }

@@ -30,7 +30,14 @@ export interface StoryboardPlan {
   tileHeight: number;
 }
 
-export interface StoryboardTile { start: number; end: number; x: number; y: number; w: number; h: number }
+export interface StoryboardTile {
+  start: number;
+  end: number;
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+}
 
 export interface StoryboardResult {
   spritePath: string;
@@ -51,7 +58,9 @@ const MAX_SPRITE_SIDE = 16383;
  * clip gets 2, a 10 min video one every 6 s). An interval that would exceed 100 tiles is widened.
  */
 export function planStoryboard(
-  durationSeconds: number, opts: Omit<StoryboardOptions, 'format'>, source: { width?: number; height?: number },
+  durationSeconds: number,
+  opts: Omit<StoryboardOptions, 'format'>,
+  source: { width?: number; height?: number },
 ): StoryboardPlan {
   const d = Number.isFinite(durationSeconds) && durationSeconds > 0 ? durationSeconds : 0;
   let count: number;
@@ -73,9 +82,19 @@ export function planStoryboard(
   const columns = Math.max(1, Math.min(count, opts.columns ?? DEFAULT_COLUMNS, maxColumns));
   const rows = Math.ceil(count / columns);
   if (rows * tileHeight > MAX_SPRITE_SIDE) {
-    throw new MediaTransformError('invalid_for_input', `a storyboard of ${count} tiles of ${tileWidth}x${tileHeight} px does not fit in one image`);
+    throw new MediaTransformError(
+      'invalid_for_input',
+      `a storyboard of ${count} tiles of ${tileWidth}x${tileHeight} px does not fit in one image`,
+    );
   }
-  return { times: Array.from({ length: count }, (_, i) => i * interval), interval, columns, rows, tileWidth, tileHeight };
+  return {
+    times: Array.from({ length: count }, (_, i) => i * interval),
+    interval,
+    columns,
+    rows,
+    tileWidth,
+    tileHeight,
+  };
 }
 
 /**
@@ -83,7 +102,13 @@ export function planStoryboard(
  * ends at the probed duration; the input `-t` stops reading at the duration limit besides, so a
  * source longer than its header says is never decoded past the limit.
  */
-export function storyboardArgs(inputPath: string, spritePath: string, plan: StoryboardPlan, format: 'jpeg' | 'webp', limit: DurationLimit): string[] {
+export function storyboardArgs(
+  inputPath: string,
+  spritePath: string,
+  plan: StoryboardPlan,
+  format: 'jpeg' | 'webp',
+  limit: DurationLimit,
+): string[] {
   const filters = [
     `fps=1000/${Math.round(plan.interval * 1000)}`,
     `scale=${plan.tileWidth}:${plan.tileHeight}:flags=area`,
@@ -91,19 +116,35 @@ export function storyboardArgs(inputPath: string, spritePath: string, plan: Stor
     // nb_frames: the sprite is emitted after the last planned tile; unused cells stay black.
     `tile=${plan.columns}x${plan.rows}:nb_frames=${plan.times.length}`,
   ];
-  const encoder = format === 'jpeg'
-    ? ['-c:v', 'mjpeg', '-q:v', '4', '-pix_fmt', 'yuvj420p']
-    : ['-c:v', 'libwebp', '-quality', '75'];
+  const encoder =
+    format === 'jpeg' ? ['-c:v', 'mjpeg', '-q:v', '4', '-pix_fmt', 'yuvj420p'] : ['-c:v', 'libwebp', '-quality', '75'];
   return [
-    '-hide_banner', '-nostdin', '-y', '-loglevel', 'error', '-progress', 'pipe:1', '-nostats',
+    '-hide_banner',
+    '-nostdin',
+    '-y',
+    '-loglevel',
+    'error',
+    '-progress',
+    'pipe:1',
+    '-nostats',
     ...inputHardeningArgs(),
     ...inputLimitArgs(limit),
-    '-i', fileUrl(inputPath),
-    '-map', '0:V:0', '-an', '-sn', '-dn',
-    '-vf', filters.join(','),
-    '-frames:v', '1',
+    '-i',
+    fileUrl(inputPath),
+    '-map',
+    '0:V:0',
+    '-an',
+    '-sn',
+    '-dn',
+    '-vf',
+    filters.join(','),
+    '-frames:v',
+    '1',
     ...encoder,
-    '-f', 'image2', '-update', '1',
+    '-f',
+    'image2',
+    '-update',
+    '1',
     fileUrl(spritePath),
   ];
 }
@@ -125,7 +166,12 @@ export function storyboardTiles(plan: StoryboardPlan, durationSeconds: number): 
  * 0 and only the final 100 is reported.
  */
 export async function buildStoryboard(
-  inputPath: string, outDir: string, opts: StoryboardOptions, source: ProbeResult, run: FfmpegRunOptions, limit: DurationLimit,
+  inputPath: string,
+  outDir: string,
+  opts: StoryboardOptions,
+  source: ProbeResult,
+  run: FfmpegRunOptions,
+  limit: DurationLimit,
 ): Promise<StoryboardResult> {
   if (!source.hasVideo) throw new MediaTransformError('invalid_for_input', 'the source has no video stream');
   // The tiles cover what the probe measured; a stored probe from before a lower limit is refused.
@@ -153,6 +199,8 @@ export function vttTime(seconds: number): string {
 }
 
 export function storyboardVtt(tiles: readonly StoryboardTile[], spriteUrl: string): string {
-  const cues = tiles.map((t) => `${vttTime(t.start)} --> ${vttTime(t.end)}\n${spriteUrl}#xywh=${t.x},${t.y},${t.w},${t.h}\n`);
+  const cues = tiles.map(
+    (t) => `${vttTime(t.start)} --> ${vttTime(t.end)}\n${spriteUrl}#xywh=${t.x},${t.y},${t.w},${t.h}\n`,
+  );
   return ['WEBVTT\n', ...cues].join('\n');
 }

@@ -47,8 +47,13 @@ export function parseTesseractTsv(tsv: string): OcrWord[] {
     words.push({
       text,
       confidence: Math.min(1, conf / 100),
-      block: Number(f[2]), paragraph: Number(f[3]), line: Number(f[4]),
-      left: Number(f[6]), top: Number(f[7]), width: Number(f[8]), height: Number(f[9]),
+      block: Number(f[2]),
+      paragraph: Number(f[3]),
+      line: Number(f[4]),
+      left: Number(f[6]),
+      top: Number(f[7]),
+      width: Number(f[8]),
+      height: Number(f[9]),
     });
   }
   return words;
@@ -62,4 +67,3 @@ export async function runTesseract(imagePath: string, opts: TesseractOptions): P
   });
   return parseTesseractTsv(res.stdout.toString('utf8'));
 }
-

@@ -40,7 +40,10 @@ export async function debianPackageVersion(pkg: string): Promise<string | null> 
 /** Whether the configured ffmpeg has a filter (e.g. scdet, drawtext). */
 export async function ffmpegHasFilter(name: string): Promise<boolean> {
   try {
-    const res = await runProcess(mediaBinaries().ffmpeg, ['-hide_banner', '-filters'], { timeoutMs: 10_000, maxOutputBytes: 4 * 1024 * 1024 });
+    const res = await runProcess(mediaBinaries().ffmpeg, ['-hide_banner', '-filters'], {
+      timeoutMs: 10_000,
+      maxOutputBytes: 4 * 1024 * 1024,
+    });
     return new RegExp(`^\\s*\\S+\\s+${name}\\s`, 'm').test(res.stdout.toString('utf8'));
   } catch {
     return false;

@@ -27,7 +27,10 @@ export function trimWindow(opts: TrimOptions, sourceDuration: number | undefined
   }
   if (opts.end === undefined) return { start };
   if (opts.end <= start) {
-    throw new MediaTransformError('invalid_for_input', `end (${formatSeconds(opts.end)} s) must be after start (${formatSeconds(start)} s)`);
+    throw new MediaTransformError(
+      'invalid_for_input',
+      `end (${formatSeconds(opts.end)} s) must be after start (${formatSeconds(start)} s)`,
+    );
   }
   return { start, length: opts.end - start };
 }

@@ -11,7 +11,7 @@ import { seekArgs, trimWindow } from './trim.js';
 export type VideoFormat = 'mp4' | 'webm' | 'mov';
 export type Fit = 'contain' | 'cover' | 'fill';
 export type Position =
-  | 'center' | 'top' | 'bottom' | 'left' | 'right' | 'top_left' | 'top_right' | 'bottom_left' | 'bottom_right';
+  'center' | 'top' | 'bottom' | 'left' | 'right' | 'top_left' | 'top_right' | 'bottom_left' | 'bottom_right';
 
 export interface VideoOptions {
   format: VideoFormat;
@@ -61,7 +61,12 @@ export const VIDEO_PRESETS: Readonly<Record<VideoCodec, readonly string[]>> = {
  * 10–20 % smaller files. x26x veryfast ≈ 3x medium's speed; vp9 cpu-used 4 and SVT preset 8
  * are the usual "good, not slow" settings.
  */
-export const DEFAULT_PRESETS: Readonly<Record<VideoCodec, string>> = { h264: 'veryfast', h265: 'veryfast', vp9: '4', av1: '8' };
+export const DEFAULT_PRESETS: Readonly<Record<VideoCodec, string>> = {
+  h264: 'veryfast',
+  h265: 'veryfast',
+  vp9: '4',
+  av1: '8',
+};
 
 export function presetAllowed(codec: VideoCodec, preset: string): boolean {
   return VIDEO_PRESETS[codec].includes(preset);
@@ -99,7 +104,10 @@ function offset(a: Align, outer: string, inner: string): string {
 }
 
 /** The -vf chain, or '' when frames pass through untouched. */
-export function videoFilters(opts: Pick<VideoOptions, 'width' | 'height' | 'fit' | 'position' | 'background' | 'fps'>, source: Pick<ProbeResult, 'width' | 'height'>): string {
+export function videoFilters(
+  opts: Pick<VideoOptions, 'width' | 'height' | 'fit' | 'position' | 'background' | 'fps'>,
+  source: Pick<ProbeResult, 'width' | 'height'>,
+): string {
   const f: string[] = [];
   // Before scaling, so dropped frames are never scaled.
   if (opts.fps) f.push(`fps=${opts.fps}`);
@@ -141,10 +149,35 @@ function encoderArgs(opts: VideoOptions): string[] {
       return ['-c:v', 'libx264', '-preset', preset, '-crf', crf, ...cap];
     case 'h265':
       // hvc1 tag: Apple players refuse HEVC tagged hev1 in MP4/MOV.
-      return ['-c:v', 'libx265', '-preset', preset, '-crf', crf, ...cap, '-x265-params', 'log-level=error', '-tag:v', 'hvc1'];
+      return [
+        '-c:v',
+        'libx265',
+        '-preset',
+        preset,
+        '-crf',
+        crf,
+        ...cap,
+        '-x265-params',
+        'log-level=error',
+        '-tag:v',
+        'hvc1',
+      ];
     case 'vp9':
       // libvpx: -b:v 0 means pure CRF; a non-zero -b:v with -crf is its constrained-quality cap.
-      return ['-c:v', 'libvpx-vp9', '-crf', crf, '-b:v', String(b), '-row-mt', '1', '-deadline', 'good', '-cpu-used', preset];
+      return [
+        '-c:v',
+        'libvpx-vp9',
+        '-crf',
+        crf,
+        '-b:v',
+        String(b),
+        '-row-mt',
+        '1',
+        '-deadline',
+        'good',
+        '-cpu-used',
+        preset,
+      ];
     case 'av1':
       return ['-c:v', 'libsvtav1', '-preset', preset, '-crf', crf, ...cap];
   }
@@ -154,9 +187,16 @@ function encoderArgs(opts: VideoOptions): string[] {
  * `limit`: MEDIAD_MAX_DURATION_SECONDS, as an output cap (see duration-cap.ts); a task always
  * passes it. Without it the argv has no cap (a benchmark timing the bare command).
  */
-export function buildVideoArgs(inputPath: string, outputPath: string, opts: VideoOptions, source: ProbeResult, limit?: DurationLimit): string[] {
+export function buildVideoArgs(
+  inputPath: string,
+  outputPath: string,
+  opts: VideoOptions,
+  source: ProbeResult,
+  limit?: DurationLimit,
+): string[] {
   if (!source.hasVideo) throw new MediaTransformError('invalid_for_input', 'the source has no video stream');
-  if (!codecAllowedIn(opts.format, opts.codec)) throw new RangeError(`${opts.codec} cannot be stored in ${opts.format}`);
+  if (!codecAllowedIn(opts.format, opts.codec))
+    throw new RangeError(`${opts.codec} cannot be stored in ${opts.format}`);
   const win = trimWindow(opts, source.duration);
   const cap = limit && outputCap(win, source, limit);
   const vf = videoFilters(opts, source);
@@ -166,21 +206,37 @@ export function buildVideoArgs(inputPath: string, outputPath: string, opts: Vide
       ? ['-map', '0:a:0?', '-af', OPUS_LAYOUT_FILTER, '-c:a', 'libopus', '-b:a', '128k']
       : ['-map', '0:a:0?', '-c:a', 'aac', '-b:a', '128k'];
   return [
-    '-hide_banner', '-nostdin', '-y', '-loglevel', 'error', '-progress', 'pipe:1', '-nostats',
+    '-hide_banner',
+    '-nostdin',
+    '-y',
+    '-loglevel',
+    'error',
+    '-progress',
+    'pipe:1',
+    '-nostats',
     ...inputHardeningArgs(),
     ...seekArgs(win),
-    '-i', fileUrl(inputPath),
+    '-i',
+    fileUrl(inputPath),
     // 'V': a video stream that is not cover art.
-    '-map', '0:V:0',
+    '-map',
+    '0:V:0',
     ...cappedLengthArgs(win, cap),
     ...(vf ? ['-vf', vf] : []),
     ...encoderArgs(opts),
-    '-pix_fmt', 'yuv420p',
+    '-pix_fmt',
+    'yuv420p',
     ...audio,
     // Metadata is dropped like for images (phone videos carry GPS location).
-    '-sn', '-dn', '-map_metadata', '-1', '-map_chapters', '-1',
+    '-sn',
+    '-dn',
+    '-map_metadata',
+    '-1',
+    '-map_chapters',
+    '-1',
     ...(opts.format === 'webm' ? [] : ['-movflags', '+faststart']),
-    '-f', opts.format,
+    '-f',
+    opts.format,
     fileUrl(outputPath),
   ];
 }

@@ -7,38 +7,73 @@ import type { TasksTable } from '../db/schema.js';
 export const registry = new Registry();
 
 const httpRequests = new Counter({
-  name: 'mediad_http_requests_total', help: 'HTTP requests answered, by method, route pattern and status.',
-  labelNames: ['method', 'route', 'status'] as const, registers: [registry],
+  name: 'mediad_http_requests_total',
+  help: 'HTTP requests answered, by method, route pattern and status.',
+  labelNames: ['method', 'route', 'status'] as const,
+  registers: [registry],
 });
 const httpDuration = new Histogram({
-  name: 'mediad_http_request_duration_seconds', help: 'Time to answer an HTTP request, by method, route pattern and status.',
-  labelNames: ['method', 'route', 'status'] as const, registers: [registry],
+  name: 'mediad_http_request_duration_seconds',
+  help: 'Time to answer an HTTP request, by method, route pattern and status.',
+  labelNames: ['method', 'route', 'status'] as const,
+  registers: [registry],
   buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
 });
 const taskDuration = new Histogram({
-  name: 'mediad_task_duration_seconds', help: 'Run time of one task attempt, by kind and how it ended.',
-  labelNames: ['kind', 'status'] as const, registers: [registry],
+  name: 'mediad_task_duration_seconds',
+  help: 'Run time of one task attempt, by kind and how it ended.',
+  labelNames: ['kind', 'status'] as const,
+  registers: [registry],
   buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600],
 });
 const tasksTotal = new Counter({
-  name: 'mediad_tasks_total', help: 'Task attempts finished, by kind and how they ended: completed, failed, retrying, cancelled (or lease lost).',
-  labelNames: ['kind', 'status'] as const, registers: [registry],
+  name: 'mediad_tasks_total',
+  help: 'Task attempts finished, by kind and how they ended: completed, failed, retrying, cancelled (or lease lost).',
+  labelNames: ['kind', 'status'] as const,
+  registers: [registry],
 });
 const queueDepth = new Gauge({
-  name: 'mediad_queue_depth', help: 'Tasks not finished, by status (read from the database at scrape time).',
-  labelNames: ['status'] as const, registers: [registry],
+  name: 'mediad_queue_depth',
+  help: 'Tasks not finished, by status (read from the database at scrape time).',
+  labelNames: ['status'] as const,
+  registers: [registry],
 });
 const webhookDeliveries = new Counter({
-  name: 'mediad_webhook_deliveries_total', help: 'Webhook delivery attempts, by outcome (delivered, retrying, failed).',
-  labelNames: ['outcome'] as const, registers: [registry],
+  name: 'mediad_webhook_deliveries_total',
+  help: 'Webhook delivery attempts, by outcome (delivered, retrying, failed).',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
 });
 
 const startSeconds = Math.round(Date.now() / 1000 - process.uptime());
-new Gauge({ name: 'process_start_time_seconds', help: 'Start time of the process since the Unix epoch in seconds.', registers: [registry], collect() { this.set(startSeconds); } });
-new Gauge({ name: 'process_resident_memory_bytes', help: 'Resident memory size in bytes.', registers: [registry], collect() { this.set(process.memoryUsage.rss()); } });
-new Gauge({ name: 'nodejs_heap_used_bytes', help: 'V8 heap in use, in bytes.', registers: [registry], collect() { this.set(process.memoryUsage().heapUsed); } });
+new Gauge({
+  name: 'process_start_time_seconds',
+  help: 'Start time of the process since the Unix epoch in seconds.',
+  registers: [registry],
+  collect() {
+    this.set(startSeconds);
+  },
+});
+new Gauge({
+  name: 'process_resident_memory_bytes',
+  help: 'Resident memory size in bytes.',
+  registers: [registry],
+  collect() {
+    this.set(process.memoryUsage.rss());
+  },
+});
+new Gauge({
+  name: 'nodejs_heap_used_bytes',
+  help: 'V8 heap in use, in bytes.',
+  registers: [registry],
+  collect() {
+    this.set(process.memoryUsage().heapUsed);
+  },
+});
 new Counter({
-  name: 'process_cpu_seconds_total', help: 'User and system CPU time spent in seconds.', registers: [registry],
+  name: 'process_cpu_seconds_total',
+  help: 'User and system CPU time spent in seconds.',
+  registers: [registry],
   collect() {
     const u = process.cpuUsage();
     this.reset();

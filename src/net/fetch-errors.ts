@@ -26,7 +26,7 @@ const REASONS: Record<string, string> = {
   UND_ERR_CLOSED: 'the connection closed unexpectedly',
   UND_ERR_RES_CONTENT_LENGTH_MISMATCH: 'the body did not match its Content-Length',
   HPE_INVALID_CONSTANT: 'the response is not valid HTTP',
-  ERR_TLS_CERT_ALTNAME_INVALID: "the TLS certificate does not match the host name",
+  ERR_TLS_CERT_ALTNAME_INVALID: 'the TLS certificate does not match the host name',
   CERT_HAS_EXPIRED: 'the TLS certificate has expired',
   DEPTH_ZERO_SELF_SIGNED_CERT: 'the TLS certificate is self-signed',
   SELF_SIGNED_CERT_IN_CHAIN: 'the TLS certificate chain is self-signed',
@@ -47,23 +47,37 @@ export function toFetchError(err: unknown, url: URL, sig: FetchSignals, policy: 
   if (isAppError(err)) return err;
   const where = displayUrl(url);
   if (sig.deadline.aborted) {
-    return new AppError('source_timeout', `fetching ${where} took longer than ${policy.totalTimeoutMs} ms`, { cause: err });
+    return new AppError('source_timeout', `fetching ${where} took longer than ${policy.totalTimeoutMs} ms`, {
+      cause: err,
+    });
   }
   if (sig.caller?.aborted) return sig.caller.reason ?? err;
 
   const code = errorCode(err) ?? errorCode((err as { cause?: unknown } | null)?.cause);
   switch (code) {
     case 'UND_ERR_CONNECT_TIMEOUT':
-      return new AppError('source_timeout', `connecting to ${url.host} timed out after ${policy.connectTimeoutMs} ms`, { cause: err });
+      return new AppError('source_timeout', `connecting to ${url.host} timed out after ${policy.connectTimeoutMs} ms`, {
+        cause: err,
+      });
     case 'UND_ERR_HEADERS_TIMEOUT':
-      return new AppError('source_timeout', `${where} sent no response within ${policy.idleTimeoutMs} ms`, { cause: err });
+      return new AppError('source_timeout', `${where} sent no response within ${policy.idleTimeoutMs} ms`, {
+        cause: err,
+      });
     case 'UND_ERR_BODY_TIMEOUT':
-      return new AppError('source_timeout', `${where} stopped sending data for ${policy.idleTimeoutMs} ms`, { cause: err });
+      return new AppError('source_timeout', `${where} stopped sending data for ${policy.idleTimeoutMs} ms`, {
+        cause: err,
+      });
     case 'UND_ERR_INVALID_ARG':
-      return new AppError('bad_request', `cannot send this request to ${where}: ${(err as Error).message}`, { cause: err });
+      return new AppError('bad_request', `cannot send this request to ${where}: ${(err as Error).message}`, {
+        cause: err,
+      });
   }
   const reason =
     (code && REASONS[code]) ??
-    (code?.startsWith('ERR_TLS') || code?.includes('CERT') ? 'TLS handshake failed' : code ? `network error (${code})` : 'network error');
+    (code?.startsWith('ERR_TLS') || code?.includes('CERT')
+      ? 'TLS handshake failed'
+      : code
+        ? `network error (${code})`
+        : 'network error');
   return new AppError('source_unreachable', `could not fetch ${where}: ${reason}`, { cause: err });
 }

@@ -132,11 +132,17 @@ export function createGuardedClient(policy: UrlPolicy, deps: { lookup?: LookupFn
       res.body.dump().catch(() => {}); // drain or drop the redirect body; we never read it
       if (hop >= policy.maxRedirects) {
         const where = displayUrl(url);
-        throw new AppError('source_unreachable', `too many redirects: ${where} redirects again after ${policy.maxRedirects} hops`);
+        throw new AppError(
+          'source_unreachable',
+          `too many redirects: ${where} redirects again after ${policy.maxRedirects} hops`,
+        );
       }
       const next = nextHop(location, url);
       // 303 always, and 301/302 after POST, become a bodyless GET, as browsers do.
-      if ((res.statusCode === 303 && method !== 'HEAD') || ((res.statusCode === 301 || res.statusCode === 302) && method === 'POST')) {
+      if (
+        (res.statusCode === 303 && method !== 'HEAD') ||
+        ((res.statusCode === 301 || res.statusCode === 302) && method === 'POST')
+      ) {
         method = 'GET';
         body = undefined;
         for (const h of ['content-type', 'content-length', 'content-encoding']) delete headers[h];
@@ -155,7 +161,10 @@ export function createGuardedClient(policy: UrlPolicy, deps: { lookup?: LookupFn
       const text = STATUS_CODES[res.status];
       // A 4xx will not change on retry (except timeouts and rate limits); a 5xx may.
       const permanent = res.status >= 400 && res.status < 500 && ![408, 425, 429].includes(res.status);
-      throw new AppError(permanent ? 'source_rejected' : 'source_unreachable', `the source answered ${res.status}${text ? ` ${text}` : ''} for ${where}`);
+      throw new AppError(
+        permanent ? 'source_rejected' : 'source_unreachable',
+        `the source answered ${res.status}${text ? ` ${text}` : ''} for ${where}`,
+      );
     }
     const declared = Number(res.headers['content-length'] ?? NaN);
     if (declared > policy.maxBytes) {
@@ -206,14 +215,17 @@ export function createGuardedClient(policy: UrlPolicy, deps: { lookup?: LookupFn
         unsynced = 0;
         writebacksInFlight++;
         // An fsync error is reported only once: it must fail this download, never be dropped.
-        syncing = fh.datasync().then(() => {
-          writebacksInFlight--;
-          syncing = null;
-        }, (err: unknown) => {
-          writebacksInFlight--;
-          localFailure(err);
-          throw err;
-        });
+        syncing = fh.datasync().then(
+          () => {
+            writebacksInFlight--;
+            syncing = null;
+          },
+          (err: unknown) => {
+            writebacksInFlight--;
+            localFailure(err);
+            throw err;
+          },
+        );
         syncing.catch(() => {}); // awaited below if the body is complete by then; else the body fails with it
       }
       try {

@@ -12,7 +12,8 @@ import { resolveAndCheck, systemLookup, type CheckedAddress, type LookupFn } fro
  */
 export function pinnedLookup(hostname: string, addrs: readonly CheckedAddress[]): LookupFunction {
   return (name, options, callback) => {
-    const wanted = options.family === 4 || options.family === 6 ? addrs.filter((a) => a.family === options.family) : addrs;
+    const wanted =
+      options.family === 4 || options.family === 6 ? addrs.filter((a) => a.family === options.family) : addrs;
     const first = wanted[0];
     if (name.toLowerCase() !== hostname.toLowerCase() || first === undefined) {
       // Fail closed: asked for a name we did not vet, or a family we have no vetted address for.
@@ -20,15 +21,16 @@ export function pinnedLookup(hostname: string, addrs: readonly CheckedAddress[])
       callback(err, '', 4);
       return;
     }
-    if (options.all) callback(null, wanted.map((a) => ({ address: a.address, family: a.family })));
+    if (options.all)
+      callback(
+        null,
+        wanted.map((a) => ({ address: a.address, family: a.family })),
+      );
     else callback(null, first.address, first.family);
   };
 }
 
-export function createPinnedConnector(
-  policy: UrlPolicy,
-  lookup: LookupFn = systemLookup,
-): buildConnector.connector {
+export function createPinnedConnector(policy: UrlPolicy, lookup: LookupFn = systemLookup): buildConnector.connector {
   return (opts, callback) => {
     let origin: URL;
     try {

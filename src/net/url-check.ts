@@ -40,7 +40,10 @@ export function parseFetchUrl(raw: string): URL {
     throw new AppError('source_refused', `refusing to fetch a ${url.protocol} URL: only http: and https: are allowed`);
   }
   if (url.username !== '' || url.password !== '') {
-    throw new AppError('source_refused', 'refusing to fetch a URL with credentials (user:pass@); pass them another way');
+    throw new AppError(
+      'source_refused',
+      'refusing to fetch a URL with credentials (user:pass@); pass them another way',
+    );
   }
   if (url.hostname === '') throw new AppError('bad_request', 'the URL has no host');
   return url;

@@ -19,8 +19,13 @@ export function classifyFailure(err: unknown): TaskFailure {
     return { code: e.code, message: String(e.message), transient: false };
   }
   if (e?.code === 'transform_failed') return { code: 'transform_failed', message: String(e.message), transient: false };
-  if (e?.reason === 'timeout') return { code: 'task_timeout', message: 'the task ran longer than its time limit', transient: true };
-  return { code: 'internal_error', message: 'the task failed with an internal error; it has been logged', transient: true };
+  if (e?.reason === 'timeout')
+    return { code: 'task_timeout', message: 'the task ran longer than its time limit', transient: true };
+  return {
+    code: 'internal_error',
+    message: 'the task failed with an internal error; it has been logged',
+    transient: true,
+  };
 }
 
 /** Delay before attempt `attempt + 1` (attempt counts from 1), with ±20% jitter so retries spread out. */

@@ -37,7 +37,10 @@ const ACTIVE: TaskStatus[] = ['pending', 'processing', 'waiting'];
 
 /** The lease guard: the row is still processing under the lease this worker was given. */
 function leased(q: UpdateQueryBuilder<Database, 'tasks', 'tasks', UpdateResult>, task: Leased) {
-  return q.where('id', '=', task.id).where('status', '=', 'processing').where('lease_owner', task.lease_owner === null ? 'is' : '=', task.lease_owner);
+  return q
+    .where('id', '=', task.id)
+    .where('status', '=', 'processing')
+    .where('lease_owner', task.lease_owner === null ? 'is' : '=', task.lease_owner);
 }
 
 function heldOrThrow(row: TasksTable | undefined, id: string): TasksTable {
@@ -71,13 +74,34 @@ export interface NewTask {
  */
 export async function insertPending(trx: Db, t: NewTask, now: string): Promise<TasksTable> {
   const row: TasksTable = {
-    id: t.id ?? newId('task'), project_id: t.project_id, kind: t.kind, status: 'pending',
-    input_file_id: t.input_file_id ?? null, input_url: t.input_url ?? null, input: t.input ?? null,
-    options: JSON.stringify(t.options), target: JSON.stringify(t.target ?? {}),
-    output: null, output_file_id: null, error: null, progress: 0, webhook_url: t.webhook_url ?? null,
-    attempts: 0, max_attempts: policyOf(t.kind).maxAttempts, run_after: now, lease_owner: null, lease_expires: null,
-    created: now, updated: now, started: null, finished: null,
-    parent_id: t.parent_id ?? null, automation_id: t.automation_id ?? null, step: t.step === undefined ? null : JSON.stringify(t.step), results: null, chain: chainText(t.chain),
+    id: t.id ?? newId('task'),
+    project_id: t.project_id,
+    kind: t.kind,
+    status: 'pending',
+    input_file_id: t.input_file_id ?? null,
+    input_url: t.input_url ?? null,
+    input: t.input ?? null,
+    options: JSON.stringify(t.options),
+    target: JSON.stringify(t.target ?? {}),
+    output: null,
+    output_file_id: null,
+    error: null,
+    progress: 0,
+    webhook_url: t.webhook_url ?? null,
+    attempts: 0,
+    max_attempts: policyOf(t.kind).maxAttempts,
+    run_after: now,
+    lease_owner: null,
+    lease_expires: null,
+    created: now,
+    updated: now,
+    started: null,
+    finished: null,
+    parent_id: t.parent_id ?? null,
+    automation_id: t.automation_id ?? null,
+    step: t.step === undefined ? null : JSON.stringify(t.step),
+    results: null,
+    chain: chainText(t.chain),
   };
   await trx.insertInto('tasks').values(row).execute();
   await bumpCounter(trx, t.project_id, 'tasks', 1);
@@ -88,8 +112,18 @@ export async function insertPending(trx: Db, t: NewTask, now: string): Promise<T
 
 /** How many tasks the project has pending, counted up to `upTo` (enough to compare with a limit). */
 export async function pendingTasks(db: Db, projectId: string, upTo: number): Promise<number> {
-  const row = await db.selectFrom((eb) => eb.selectFrom('tasks').select('id').where('status', '=', 'pending').where('project_id', '=', projectId).limit(upTo).as('p'))
-    .select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom((eb) =>
+      eb
+        .selectFrom('tasks')
+        .select('id')
+        .where('status', '=', 'pending')
+        .where('project_id', '=', projectId)
+        .limit(upTo)
+        .as('p'),
+    )
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
@@ -103,17 +137,33 @@ export async function pendingTasks(db: Db, projectId: string, upTo: number): Pro
 // making it wait behind its backlog.
 
 /** pending → processing under a lease of `leaseMs` for `owner`; undefined when nothing is due. */
-export async function claim(db: Db, owner: string, leaseMs: number, now: Date, kinds?: readonly string[]): Promise<TasksTable | undefined> {
+export async function claim(
+  db: Db,
+  owner: string,
+  leaseMs: number,
+  now: Date,
+  kinds?: readonly string[],
+): Promise<TasksTable | undefined> {
   // On PostgreSQL the fair project's due tasks may all be locked by other claims in flight:
   // then any due task is taken rather than none.
-  return (await claimOne(db, owner, leaseMs, now, kinds, true)) ?? (await claimOne(db, owner, leaseMs, now, kinds, false));
+  return (
+    (await claimOne(db, owner, leaseMs, now, kinds, true)) ?? (await claimOne(db, owner, leaseMs, now, kinds, false))
+  );
 }
 
-async function claimOne(db: Db, owner: string, leaseMs: number, now: Date, kinds: readonly string[] | undefined, fair: boolean) {
+async function claimOne(
+  db: Db,
+  owner: string,
+  leaseMs: number,
+  now: Date,
+  kinds: readonly string[] | undefined,
+  fair: boolean,
+) {
   const iso = now.toISOString();
   const sqlite = db.getExecutor().adapter instanceof SqliteAdapter;
   const due = sql<boolean>`status = 'pending' and run_after <= ${iso}${kinds ? sql` and kind in (${sql.join(kinds)})` : sql``}`;
-  return db.updateTable('tasks')
+  return db
+    .updateTable('tasks')
     .set((eb) => ({
       status: 'processing',
       lease_owner: owner,
@@ -126,13 +176,17 @@ async function claimOne(db: Db, owner: string, leaseMs: number, now: Date, kinds
       let q = eb.selectFrom('tasks').select('id').where('status', '=', 'pending').where('run_after', '<=', iso);
       if (kinds) q = q.where('kind', 'in', kinds);
       if (fair) {
-        q = q.where('project_id', '=', (p) => p.selectFrom('tasks').select('project_id')
-          .where('status', 'in', ['pending', 'processing'])
-          .groupBy('project_id')
-          .having(sql`sum(case when ${due} then 1 else 0 end)`, '>', 0)
-          .orderBy(sql`sum(case when status = 'processing' then 1 else 0 end)`)
-          .orderBy(sql`min(case when ${due} then run_after end)`)
-          .limit(1));
+        q = q.where('project_id', '=', (p) =>
+          p
+            .selectFrom('tasks')
+            .select('project_id')
+            .where('status', 'in', ['pending', 'processing'])
+            .groupBy('project_id')
+            .having(sql`sum(case when ${due} then 1 else 0 end)`, '>', 0)
+            .orderBy(sql`sum(case when status = 'processing' then 1 else 0 end)`)
+            .orderBy(sql`min(case when ${due} then run_after end)`)
+            .limit(1),
+        );
       }
       q = q.orderBy('run_after').orderBy('created').limit(1);
       return sqlite ? q : q.forUpdate().skipLocked();
@@ -145,22 +199,43 @@ async function claimOne(db: Db, owner: string, leaseMs: number, now: Date, kinds
 /** Extends the lease and stores progress; false when the task is no longer ours (lease lost or cancelled). */
 export async function heartbeat(db: Db, task: Leased, leaseMs: number, now: Date, progress?: number): Promise<boolean> {
   const res = await leased(db.updateTable('tasks'), task)
-    .set({ lease_expires: new Date(now.getTime() + leaseMs).toISOString(), updated: now.toISOString(), ...(progress === undefined ? {} : { progress }) })
+    .set({
+      lease_expires: new Date(now.getTime() + leaseMs).toISOString(),
+      updated: now.toISOString(),
+      ...(progress === undefined ? {} : { progress }),
+    })
     .executeTakeFirst();
   return Number(res.numUpdatedRows) > 0;
 }
 
 /** Tasks whose worker stopped heartbeating (killed, crashed, partitioned). */
 export async function expiredLeases(db: Db, now: Date, limit = 50): Promise<TasksTable[]> {
-  return db.selectFrom('tasks').selectAll()
-    .where('status', '=', 'processing').where('lease_expires', '<', now.toISOString())
-    .limit(limit).execute();
+  return db
+    .selectFrom('tasks')
+    .selectAll()
+    .where('status', '=', 'processing')
+    .where('lease_expires', '<', now.toISOString())
+    .limit(limit)
+    .execute();
 }
 
 /** processing → pending, due at `runAfter` (a retry, a shutdown, an expired lease); false when it was not ours. */
-export async function release(db: Db, task: Leased, runAfter: Date, now: Date, error?: { code: string; message: string }): Promise<boolean> {
+export async function release(
+  db: Db,
+  task: Leased,
+  runAfter: Date,
+  now: Date,
+  error?: { code: string; message: string },
+): Promise<boolean> {
   const res = await leased(db.updateTable('tasks'), task)
-    .set({ status: 'pending', lease_owner: null, lease_expires: null, run_after: runAfter.toISOString(), updated: now.toISOString(), ...(error ? { error: JSON.stringify(error) } : {}) })
+    .set({
+      status: 'pending',
+      lease_owner: null,
+      lease_expires: null,
+      run_after: runAfter.toISOString(),
+      updated: now.toISOString(),
+      ...(error ? { error: JSON.stringify(error) } : {}),
+    })
     .executeTakeFirst();
   const released = Number(res.numUpdatedRows) > 0;
   // Due now (a shutdown or an expired lease): wake idle workers, here and elsewhere.
@@ -170,7 +245,13 @@ export async function release(db: Db, task: Leased, runAfter: Date, now: Date, e
 
 /** Records the stored input of a `url` task (a retry then reuses it instead of fetching again). */
 export async function attachInput(trx: Db, task: Leased, file: FileObject, now: string): Promise<void> {
-  heldOrThrow(await leased(trx.updateTable('tasks'), task).set({ input_file_id: file.id, input: JSON.stringify(fileSummary(file)), updated: now }).returningAll().executeTakeFirst(), task.id);
+  heldOrThrow(
+    await leased(trx.updateTable('tasks'), task)
+      .set({ input_file_id: file.id, input: JSON.stringify(fileSummary(file)), updated: now })
+      .returningAll()
+      .executeTakeFirst(),
+    task.id,
+  );
 }
 
 export interface Completion {
@@ -183,32 +264,76 @@ export interface Completion {
 
 /** processing → completed, with its event and webhook. */
 export async function complete(trx: Db, task: Leased, c: Completion, now: string): Promise<TasksTable> {
-  const row = heldOrThrow(await leased(trx.updateTable('tasks'), task).set({
-    status: 'completed', output: c.output === null ? null : JSON.stringify(c.output), output_file_id: c.outputFileId, results: c.results === undefined ? null : JSON.stringify(c.results),
-    progress: 100, error: null, lease_owner: null, lease_expires: null, finished: now, updated: now,
-  }).returningAll().executeTakeFirst(), task.id);
+  const row = heldOrThrow(
+    await leased(trx.updateTable('tasks'), task)
+      .set({
+        status: 'completed',
+        output: c.output === null ? null : JSON.stringify(c.output),
+        output_file_id: c.outputFileId,
+        results: c.results === undefined ? null : JSON.stringify(c.results),
+        progress: 100,
+        error: null,
+        lease_owner: null,
+        lease_expires: null,
+        finished: now,
+        updated: now,
+      })
+      .returningAll()
+      .executeTakeFirst(),
+    task.id,
+  );
   await announceEnd(trx, row, now);
   return row;
 }
 
 /** processing → failed, with its event and webhook; undefined when the task was not ours any more. */
-export async function fail(trx: Db, task: Leased, failure: { code: string; message: string }, now: string): Promise<TasksTable | undefined> {
+export async function fail(
+  trx: Db,
+  task: Leased,
+  failure: { code: string; message: string },
+  now: string,
+): Promise<TasksTable | undefined> {
   const row = await leased(trx.updateTable('tasks'), task)
-    .set({ status: 'failed', error: JSON.stringify({ code: failure.code, message: failure.message }), lease_owner: null, lease_expires: null, finished: now, updated: now })
-    .returningAll().executeTakeFirst();
+    .set({
+      status: 'failed',
+      error: JSON.stringify({ code: failure.code, message: failure.message }),
+      lease_owner: null,
+      lease_expires: null,
+      finished: now,
+      updated: now,
+    })
+    .returningAll()
+    .executeTakeFirst();
   if (row) await announceEnd(trx, row, now);
   return row;
 }
 
 /** processing → waiting: a workflow whose steps now run as child tasks. */
 export async function wait(trx: Db, task: Leased, now: string): Promise<TasksTable> {
-  return heldOrThrow(await leased(trx.updateTable('tasks'), task).set({ status: 'waiting', lease_owner: null, lease_expires: null, progress: 0, updated: now }).returningAll().executeTakeFirst(), task.id);
+  return heldOrThrow(
+    await leased(trx.updateTable('tasks'), task)
+      .set({ status: 'waiting', lease_owner: null, lease_expires: null, progress: 0, updated: now })
+      .returningAll()
+      .executeTakeFirst(),
+    task.id,
+  );
 }
 
 /** waiting → completed | failed: a workflow whose last step ended. Undefined when it was not waiting. */
-export async function endParent(trx: Db, parentId: string, status: 'completed' | 'failed', error: { code: string; message: string } | null, now: string): Promise<TasksTable | undefined> {
-  const row = await trx.updateTable('tasks').set({ status, error: error === null ? null : JSON.stringify(error), progress: 100, finished: now, updated: now })
-    .where('id', '=', parentId).where('status', '=', 'waiting').returningAll().executeTakeFirst();
+export async function endParent(
+  trx: Db,
+  parentId: string,
+  status: 'completed' | 'failed',
+  error: { code: string; message: string } | null,
+  now: string,
+): Promise<TasksTable | undefined> {
+  const row = await trx
+    .updateTable('tasks')
+    .set({ status, error: error === null ? null : JSON.stringify(error), progress: 100, finished: now, updated: now })
+    .where('id', '=', parentId)
+    .where('status', '=', 'waiting')
+    .returningAll()
+    .executeTakeFirst();
   if (row) await announceEnd(trx, row, now);
   return row;
 }
@@ -218,17 +343,41 @@ export async function endParent(trx: Db, parentId: string, status: 'completed' |
  * running one notices at its next heartbeat (or at once through TASK_CANCELLED in its process).
  * Returns the task as it is now, and whether this call cancelled it.
  */
-export async function cancel(trx: Db, projectId: string, id: string, now: string): Promise<{ row: TasksTable; cancelled: boolean } | undefined> {
+export async function cancel(
+  trx: Db,
+  projectId: string,
+  id: string,
+  now: string,
+): Promise<{ row: TasksTable; cancelled: boolean } | undefined> {
   const set = { status: 'cancelled' as const, lease_owner: null, lease_expires: null, finished: now, updated: now };
-  const row = await trx.updateTable('tasks').set(set).where('project_id', '=', projectId).where('id', '=', id).where('status', 'in', ACTIVE).returningAll().executeTakeFirst();
+  const row = await trx
+    .updateTable('tasks')
+    .set(set)
+    .where('project_id', '=', projectId)
+    .where('id', '=', id)
+    .where('status', 'in', ACTIVE)
+    .returningAll()
+    .executeTakeFirst();
   if (!row) {
-    const existing = await trx.selectFrom('tasks').selectAll().where('project_id', '=', projectId).where('id', '=', id).executeTakeFirst();
+    const existing = await trx
+      .selectFrom('tasks')
+      .selectAll()
+      .where('project_id', '=', projectId)
+      .where('id', '=', id)
+      .executeTakeFirst();
     return existing ? { row: existing, cancelled: false } : undefined;
   }
   await recordEvent(trx, projectId, 'task.cancelled', toTaskObject(row), now, parseChain(row.chain));
   // A cancelled workflow cancels the steps still to run.
-  const children = await trx.updateTable('tasks').set(set).where('parent_id', '=', id).where('status', 'in', ACTIVE).returningAll().execute();
-  for (const child of children) await recordEvent(trx, projectId, 'task.cancelled', toTaskObject(child), now, parseChain(child.chain));
+  const children = await trx
+    .updateTable('tasks')
+    .set(set)
+    .where('parent_id', '=', id)
+    .where('status', 'in', ACTIVE)
+    .returningAll()
+    .execute();
+  for (const child of children)
+    await recordEvent(trx, projectId, 'task.cancelled', toTaskObject(child), now, parseChain(child.chain));
   return { row, cancelled: true };
 }
 

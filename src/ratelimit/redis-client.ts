@@ -28,7 +28,10 @@ export async function connectRedis(url: string, log: Logger): Promise<Redis> {
   try {
     await redis.connect();
   } catch (err) {
-    log.warn({ err: (err as Error).message, redis: redactUrl(url) }, 'redis unreachable at start; rate limits fail open until it is back');
+    log.warn(
+      { err: (err as Error).message, redis: redactUrl(url) },
+      'redis unreachable at start; rate limits fail open until it is back',
+    );
   }
   return redis;
 }

@@ -52,7 +52,10 @@ export class RedisStore implements RateLimitStore {
   readonly name = 'redis';
   private readonly command: HitCommand;
 
-  constructor(redis: Redis, private readonly prefix = 'mediad:ratelimit:') {
+  constructor(
+    redis: Redis,
+    private readonly prefix = 'mediad:ratelimit:',
+  ) {
     // defineCommand sends EVALSHA and falls back to EVAL once when the script is not cached.
     redis.defineCommand('mediadRateLimitHit', { numberOfKeys: 2, lua: HIT_SCRIPT });
     const r = redis as unknown as { mediadRateLimitHit: HitCommand };
@@ -75,7 +78,10 @@ export class PostgresStore implements RateLimitStore {
   readonly name = 'postgres';
   private sweptWindow = 0;
 
-  constructor(private readonly db: Db, private readonly onSweepError: (err: unknown) => void = () => undefined) {}
+  constructor(
+    private readonly db: Db,
+    private readonly onSweepError: (err: unknown) => void = () => undefined,
+  ) {}
 
   async hit(key: string, window: number): Promise<WindowCounts> {
     const start = window * (WINDOW_MS / 1000);

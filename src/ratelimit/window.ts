@@ -28,7 +28,12 @@ export function decide(limit: number, nowMs: number, counts: WindowCounts): Deci
   const used = counts.previous * (1 - elapsed / WINDOW_MS) + counts.current;
   const toRollover = WINDOW_MS - elapsed;
   if (used <= limit) {
-    return { allowed: true, limit, remaining: Math.max(0, Math.floor(limit - used)), resetSeconds: Math.max(1, Math.ceil(toRollover / 1000)) };
+    return {
+      allowed: true,
+      limit,
+      remaining: Math.max(0, Math.floor(limit - used)),
+      resetSeconds: Math.max(1, Math.ceil(toRollover / 1000)),
+    };
   }
   // Refused requests are counted too (a single atomic INCR), so a client that ignores
   // Retry-After keeps itself limited; the wait below assumes it sends nothing meanwhile.

@@ -14,7 +14,12 @@ import { conditionSubject } from '../workflows/subject.js';
 import { findMedia } from './media.js';
 
 /** The file a run works on: the media's original for media events, the file itself, or a task's output. */
-async function inputFileFor(trx: Kysely<Database>, projectId: string, type: string, data: Record<string, unknown>): Promise<FileRow | undefined> {
+async function inputFileFor(
+  trx: Kysely<Database>,
+  projectId: string,
+  type: string,
+  data: Record<string, unknown>,
+): Promise<FileRow | undefined> {
   const files = trx.selectFrom('files').select(FILE_COLUMNS).where('project_id', '=', projectId);
   if (type.startsWith('media.')) {
     const rows = await files.where('media_id', '=', String(data.id)).orderBy('created').execute();
@@ -29,11 +34,29 @@ async function inputFileFor(trx: Kysely<Database>, projectId: string, type: stri
 /** Why an automation did not fire on an event it matched; recorded as an automation.skipped event. */
 type SkipReason = 'chain_depth' | 'too_many_tasks';
 
-async function recordSkip(deps: Deps, trx: Kysely<Database>, event: EventRow, automationId: string, reason: SkipReason, message: string): Promise<void> {
+async function recordSkip(
+  deps: Deps,
+  trx: Kysely<Database>,
+  event: EventRow,
+  automationId: string,
+  reason: SkipReason,
+  message: string,
+): Promise<void> {
   deps.log.warn({ event: event.id, automation: automationId, reason }, 'automation skipped');
-  await recordEvent(trx, event.project_id, 'automation.skipped', {
-    automation_id: automationId, event_id: event.id, event_type: event.type, reason, message,
-  }, iso(deps.clock.now()), parseChain(event.chain));
+  await recordEvent(
+    trx,
+    event.project_id,
+    'automation.skipped',
+    {
+      automation_id: automationId,
+      event_id: event.id,
+      event_type: event.type,
+      reason,
+      message,
+    },
+    iso(deps.clock.now()),
+    parseChain(event.chain),
+  );
 }
 
 /**
@@ -47,14 +70,23 @@ async function recordSkip(deps: Deps, trx: Kysely<Database>, event: EventRow, au
  * pending tasks as `quotas.pendingTasksPerProject` allows.
  */
 export const automationConsumer: EventConsumer = async (deps, trx, event) => {
-  const automations = (await trx.selectFrom('automations').selectAll().where('project_id', '=', event.project_id).where('status', '=', 'active').execute())
-    .filter((a) => (JSON.parse(a.trigger) as Trigger).event === event.type);
+  const automations = (
+    await trx
+      .selectFrom('automations')
+      .selectAll()
+      .where('project_id', '=', event.project_id)
+      .where('status', '=', 'active')
+      .execute()
+  ).filter((a) => (JSON.parse(a.trigger) as Trigger).event === event.type);
   if (automations.length === 0) return;
 
   const data = JSON.parse(event.data) as Record<string, unknown>;
   const file = await inputFileFor(trx, event.project_id, event.type, data);
   if (!file) {
-    deps.log.info({ event: event.id, type: event.type }, 'automation trigger skipped: the event has no file to work on');
+    deps.log.info(
+      { event: event.id, type: event.type },
+      'automation trigger skipped: the event has no file to work on',
+    );
     return;
   }
   const { publicUrl, quotas } = deps.config;
@@ -66,28 +98,56 @@ export const automationConsumer: EventConsumer = async (deps, trx, event) => {
     const trigger = JSON.parse(automation.trigger) as Trigger;
     if (trigger.conditions && !evaluate(trigger.conditions, subject).continue) continue;
     if (chain.includes(automation.id)) {
-      deps.log.debug({ event: event.id, automation: automation.id }, 'automation not fired on an event its own run caused');
+      deps.log.debug(
+        { event: event.id, automation: automation.id },
+        'automation not fired on an event its own run caused',
+      );
       continue;
     }
     if (chain.length >= quotas.automationChainDepth) {
-      await recordSkip(deps, trx, event, automation.id, 'chain_depth',
-        `not started: ${event.id} was caused by a chain of ${chain.length} automations (${chain.join(' -> ')}), the most that may follow one another (MEDIAD_AUTOMATION_MAX_DEPTH=${quotas.automationChainDepth})`);
+      await recordSkip(
+        deps,
+        trx,
+        event,
+        automation.id,
+        'chain_depth',
+        `not started: ${event.id} was caused by a chain of ${chain.length} automations (${chain.join(' -> ')}), the most that may follow one another (MEDIAD_AUTOMATION_MAX_DEPTH=${quotas.automationChainDepth})`,
+      );
       continue;
     }
     const cap = quotas.pendingTasksPerProject;
     if (cap > 0 && (await pendingTasks(trx, event.project_id, cap)) >= cap) {
-      await recordSkip(deps, trx, event, automation.id, 'too_many_tasks',
-        `not started: the project already has ${cap} pending tasks (MEDIAD_MAX_PENDING_TASKS); ${event.id} was not processed by this automation`);
+      await recordSkip(
+        deps,
+        trx,
+        event,
+        automation.id,
+        'too_many_tasks',
+        `not started: the project already has ${cap} pending tasks (MEDIAD_MAX_PENDING_TASKS); ${event.id} was not processed by this automation`,
+      );
       continue;
     }
     const now = iso(deps.clock.now());
     const taskId = newId('task');
-    const claimed = await trx.insertInto('automation_runs').values({ event_id: event.id, automation_id: automation.id, task_id: taskId, created: now })
-      .onConflict((oc) => oc.columns(['event_id', 'automation_id']).doNothing()).executeTakeFirst();
+    const claimed = await trx
+      .insertInto('automation_runs')
+      .values({ event_id: event.id, automation_id: automation.id, task_id: taskId, created: now })
+      .onConflict((oc) => oc.columns(['event_id', 'automation_id']).doNothing())
+      .executeTakeFirst();
     if (Number(claimed.numInsertedOrUpdatedRows ?? 0n) === 0) continue;
-    await insertPending(trx, {
-      id: taskId, project_id: event.project_id, kind: 'workflow', input_file_id: file.id, input: JSON.stringify(fileSummary(toFileObject(publicUrl, file))),
-      options: { workflow: JSON.parse(automation.workflow) }, automation_id: automation.id, chain: [...chain, automation.id],
-    }, now);
+    await insertPending(
+      trx,
+      {
+        id: taskId,
+        project_id: event.project_id,
+        kind: 'workflow',
+        input_file_id: file.id,
+        input: JSON.stringify(fileSummary(toFileObject(publicUrl, file))),
+        options: { workflow: JSON.parse(automation.workflow) },
+        automation_id: automation.id,
+        chain: [...chain, automation.id],
+      },
+      now,
+    );
   }
 };

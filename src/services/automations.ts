@@ -36,24 +36,41 @@ function check(input: AutomationInput): void {
   const problems: ErrorDetail[] = [];
   if (input.trigger) {
     if (input.trigger.kind !== 'event') problems.push({ field: 'trigger.kind', message: 'must be "event"' });
-    if (!(EVENT_TYPES as readonly string[]).includes(input.trigger.event)) problems.push({ field: 'trigger.event', message: `must be one of ${EVENT_TYPES.join(', ')}` });
-    if (input.trigger.conditions !== undefined) problems.push(...validateConditions(input.trigger.conditions, 'trigger.conditions'));
+    if (!(EVENT_TYPES as readonly string[]).includes(input.trigger.event))
+      problems.push({ field: 'trigger.event', message: `must be one of ${EVENT_TYPES.join(', ')}` });
+    if (input.trigger.conditions !== undefined)
+      problems.push(...validateConditions(input.trigger.conditions, 'trigger.conditions'));
   }
   if (input.workflow !== undefined) problems.push(...validateWorkflow(input.workflow, stepChecks));
   if (problems.length > 0) {
-    throw new AppError('validation_failed', `the automation is not valid: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`, { details: problems });
+    throw new AppError(
+      'validation_failed',
+      `the automation is not valid: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`,
+      { details: problems },
+    );
   }
 }
 
 const notFound = (id: string) => new AppError('not_found', `no automation ${id} in this project`);
 
-export async function createAutomation(deps: Deps, scope: Scope, input: AutomationInput & { trigger: TriggerInput; workflow: unknown[] }): Promise<AutomationObject> {
+export async function createAutomation(
+  deps: Deps,
+  scope: Scope,
+  input: AutomationInput & { trigger: TriggerInput; workflow: unknown[] },
+): Promise<AutomationObject> {
   check(input);
   return transact(deps.db, async (trx) => {
     const now = iso(deps.clock.now());
     const row: AutomationsTable = {
-      id: newId('automation'), project_id: scope.projectId, name: input.name ?? null, description: input.description ?? null,
-      trigger: JSON.stringify(input.trigger), workflow: JSON.stringify(input.workflow), status: input.status ?? 'active', created: now, updated: now,
+      id: newId('automation'),
+      project_id: scope.projectId,
+      name: input.name ?? null,
+      description: input.description ?? null,
+      trigger: JSON.stringify(input.trigger),
+      workflow: JSON.stringify(input.workflow),
+      status: input.status ?? 'active',
+      created: now,
+      updated: now,
     };
     await trx.insertInto('automations').values(row).execute();
     await bumpCounter(trx, scope.projectId, 'automations', 1);
@@ -64,19 +81,34 @@ export async function createAutomation(deps: Deps, scope: Scope, input: Automati
 }
 
 export async function getAutomation(deps: Deps, scope: Scope, id: string): Promise<AutomationObject> {
-  const row = await deps.db.selectFrom('automations').selectAll().where('project_id', '=', scope.projectId).where('id', '=', id).executeTakeFirst();
+  const row = await deps.db
+    .selectFrom('automations')
+    .selectAll()
+    .where('project_id', '=', scope.projectId)
+    .where('id', '=', id)
+    .executeTakeFirst();
   if (!row) throw notFound(id);
   return toAutomationObject(row);
 }
 
 export async function listAutomations(deps: Deps, scope: Scope, request: PageRequest): Promise<Page<AutomationObject>> {
-  const page = await listPage(deps.db.selectFrom('automations').where('project_id', '=', scope.projectId),
-    (q) => q.selectAll().orderBy('created', 'desc').orderBy('id', 'desc'), request, readCounter(deps, scope.projectId, 'automations'));
+  const page = await listPage(
+    deps.db.selectFrom('automations').where('project_id', '=', scope.projectId),
+    (q) => q.selectAll().orderBy('created', 'desc').orderBy('id', 'desc'),
+    request,
+    readCounter(deps, scope.projectId, 'automations'),
+  );
   return mapPage(page, toAutomationObject);
 }
 
 /** PATCH changes what is sent; PUT (replace) sends everything, and unsent name/description become null. */
-export async function updateAutomation(deps: Deps, scope: Scope, id: string, input: AutomationInput, replace = false): Promise<AutomationObject> {
+export async function updateAutomation(
+  deps: Deps,
+  scope: Scope,
+  id: string,
+  input: AutomationInput,
+  replace = false,
+): Promise<AutomationObject> {
   check(input);
   return transact(deps.db, async (trx) => {
     const now = iso(deps.clock.now());
@@ -86,9 +118,16 @@ export async function updateAutomation(deps: Deps, scope: Scope, id: string, inp
     if (input.trigger !== undefined) changes.trigger = JSON.stringify(input.trigger);
     if (input.workflow !== undefined) changes.workflow = JSON.stringify(input.workflow);
     if (input.status !== undefined || replace) changes.status = input.status ?? 'active';
-    const res = await trx.updateTable('automations').set(changes).where('project_id', '=', scope.projectId).where('id', '=', id).executeTakeFirst();
+    const res = await trx
+      .updateTable('automations')
+      .set(changes)
+      .where('project_id', '=', scope.projectId)
+      .where('id', '=', id)
+      .executeTakeFirst();
     if (Number(res.numUpdatedRows) === 0) throw notFound(id);
-    const obj = toAutomationObject((await trx.selectFrom('automations').selectAll().where('id', '=', id).executeTakeFirstOrThrow()));
+    const obj = toAutomationObject(
+      await trx.selectFrom('automations').selectAll().where('id', '=', id).executeTakeFirstOrThrow(),
+    );
     await recordEvent(trx, scope.projectId, 'automation.updated', obj, now);
     return obj;
   });
@@ -96,7 +135,12 @@ export async function updateAutomation(deps: Deps, scope: Scope, id: string, inp
 
 export async function deleteAutomation(deps: Deps, scope: Scope, id: string): Promise<void> {
   await transact(deps.db, async (trx) => {
-    const row = await trx.selectFrom('automations').selectAll().where('project_id', '=', scope.projectId).where('id', '=', id).executeTakeFirst();
+    const row = await trx
+      .selectFrom('automations')
+      .selectAll()
+      .where('project_id', '=', scope.projectId)
+      .where('id', '=', id)
+      .executeTakeFirst();
     if (!row) throw notFound(id);
     await trx.deleteFrom('automations').where('id', '=', id).execute();
     await bumpCounter(trx, scope.projectId, 'automations', -1);

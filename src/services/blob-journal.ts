@@ -25,7 +25,10 @@ type Db = Kysely<Database>;
 /** Commits 'put' entries for blobs about to be written (call before writing them). */
 export async function intendPut(deps: Pick<Deps, 'db' | 'clock' | 'config'>, keys: string[]): Promise<void> {
   const now = iso(deps.clock.now());
-  await deps.db.insertInto('blob_journal').values(keys.map((blob_key) => ({ blob_key, op: 'put' as const, owner: JOURNAL_OWNER, created: now }))).execute();
+  await deps.db
+    .insertInto('blob_journal')
+    .values(keys.map((blob_key) => ({ blob_key, op: 'put' as const, owner: JOURNAL_OWNER, created: now })))
+    .execute();
   crashPoint(deps.config, 'blob.put.intended');
 }
 
@@ -37,14 +40,21 @@ export async function settlePut(trx: Db, keys: string[]): Promise<void> {
 /** After the rows' transaction failed: the blobs go, then their entries. */
 export async function abandonPut(deps: Pick<Deps, 'db' | 'blobs'>, keys: string[]): Promise<void> {
   for (const key of keys) await deps.blobs.delete(key).catch(() => undefined);
-  await deps.db.deleteFrom('blob_journal').where('blob_key', 'in', keys).execute().catch(() => undefined);
+  await deps.db
+    .deleteFrom('blob_journal')
+    .where('blob_key', 'in', keys)
+    .execute()
+    .catch(() => undefined);
 }
 
 /** In the transaction that deletes the rows: their blobs are to be deleted. */
 export async function intendDelete(trx: Db, keys: string[], now: string): Promise<void> {
   if (keys.length === 0) return;
-  await trx.insertInto('blob_journal').values(keys.map((blob_key) => ({ blob_key, op: 'delete' as const, owner: JOURNAL_OWNER, created: now })))
-    .onConflict((oc) => oc.column('blob_key').doUpdateSet({ op: 'delete', owner: JOURNAL_OWNER, created: now })).execute();
+  await trx
+    .insertInto('blob_journal')
+    .values(keys.map((blob_key) => ({ blob_key, op: 'delete' as const, owner: JOURNAL_OWNER, created: now })))
+    .onConflict((oc) => oc.column('blob_key').doUpdateSet({ op: 'delete', owner: JOURNAL_OWNER, created: now }))
+    .execute();
 }
 
 /** After the delete committed: the bytes, then the entries. */
@@ -52,14 +62,20 @@ export async function completeDelete(deps: Pick<Deps, 'db' | 'blobs' | 'config'>
   crashPoint(deps.config, 'blob.delete.committed');
   for (const key of keys) await deps.blobs.delete(key);
   crashPoint(deps.config, 'blob.delete.removed');
-  if (keys.length > 0) await deps.db.deleteFrom('blob_journal').where('blob_key', 'in', keys).where('op', '=', 'delete').execute();
+  if (keys.length > 0)
+    await deps.db.deleteFrom('blob_journal').where('blob_key', 'in', keys).where('op', '=', 'delete').execute();
 }
 
 /**
  * Whether the writer of an entry has stopped: a process of this host that no longer runs (or
  * whose pid is now this process, started anew), or any writer after STALE_ENTRY_MS.
  */
-export function writerGone(owner: string, created: string, now: Date, alive: (pid: number) => boolean = isAlive): boolean {
+export function writerGone(
+  owner: string,
+  created: string,
+  now: Date,
+  alive: (pid: number) => boolean = isAlive,
+): boolean {
   if (owner === JOURNAL_OWNER) return false;
   if (Date.parse(created) + STALE_ENTRY_MS < now.getTime()) return true;
   const [host, pidText] = owner.split(':');
@@ -75,16 +91,30 @@ export function writerGone(owner: string, created: string, now: Date, alive: (pi
  */
 export async function sweepBlobJournal(deps: Pick<Deps, 'db' | 'blobs' | 'clock' | 'log'>): Promise<number> {
   const now = deps.clock.now();
-  const entries = (await deps.db.selectFrom('blob_journal').selectAll().execute()).filter((e) => writerGone(e.owner, e.created, now));
+  const entries = (await deps.db.selectFrom('blob_journal').selectAll().execute()).filter((e) =>
+    writerGone(e.owner, e.created, now),
+  );
   let deleted = 0;
   for (const entry of entries) {
-    const referenced = await deps.db.selectFrom('files').select('id').where('blob_key', '=', entry.blob_key).executeTakeFirst();
+    const referenced = await deps.db
+      .selectFrom('files')
+      .select('id')
+      .where('blob_key', '=', entry.blob_key)
+      .executeTakeFirst();
     if (!referenced) {
       await deps.blobs.delete(entry.blob_key);
       deleted++;
     }
-    await deps.db.deleteFrom('blob_journal').where('blob_key', '=', entry.blob_key).where('owner', '=', entry.owner).execute();
+    await deps.db
+      .deleteFrom('blob_journal')
+      .where('blob_key', '=', entry.blob_key)
+      .where('owner', '=', entry.owner)
+      .execute();
   }
-  if (entries.length > 0) deps.log.info({ entries: entries.length, deleted }, 'blob journal swept: unreferenced blobs left by a stopped process removed');
+  if (entries.length > 0)
+    deps.log.info(
+      { entries: entries.length, deleted },
+      'blob journal swept: unreferenced blobs left by a stopped process removed',
+    );
   return deleted;
 }

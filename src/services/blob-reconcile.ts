@@ -17,7 +17,10 @@ export interface ReconcileReport {
  * that no files row and no journal entry references, and that is older than `olderThanMs`
  * (a write in progress is younger), is deleted. A blob a row references is never deleted.
  */
-export async function reconcileBlobs(deps: Pick<Deps, 'db' | 'blobs' | 'clock'>, opts: { dryRun: boolean; olderThanMs: number }): Promise<ReconcileReport> {
+export async function reconcileBlobs(
+  deps: Pick<Deps, 'db' | 'blobs' | 'clock'>,
+  opts: { dryRun: boolean; olderThanMs: number },
+): Promise<ReconcileReport> {
   const report: ReconcileReport = { scanned: 0, orphans: [], recent: 0 };
   let batch: string[] = [];
   const flush = async () => {
@@ -25,8 +28,12 @@ export async function reconcileBlobs(deps: Pick<Deps, 'db' | 'blobs' | 'clock'>,
     const keys = batch;
     batch = [];
     const known = new Set([
-      ...(await deps.db.selectFrom('files').select('blob_key').where('blob_key', 'in', keys).execute()).map((r) => r.blob_key),
-      ...(await deps.db.selectFrom('blob_journal').select('blob_key').where('blob_key', 'in', keys).execute()).map((r) => r.blob_key),
+      ...(await deps.db.selectFrom('files').select('blob_key').where('blob_key', 'in', keys).execute()).map(
+        (r) => r.blob_key,
+      ),
+      ...(await deps.db.selectFrom('blob_journal').select('blob_key').where('blob_key', 'in', keys).execute()).map(
+        (r) => r.blob_key,
+      ),
     ]);
     for (const key of keys) {
       if (known.has(key)) continue;

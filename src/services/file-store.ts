@@ -62,12 +62,21 @@ export function scratchPath(deps: Pick<Deps, 'tmpDir'>, label: string): string {
 }
 
 export function normalizeTarget(input: NewFileInput): { folder: string; filename?: string } {
-  return { folder: normalizeFolder(input.folder), filename: input.filename === undefined ? undefined : checkFilename(input.filename) };
+  return {
+    folder: normalizeFolder(input.folder),
+    filename: input.filename === undefined ? undefined : checkFilename(input.filename),
+  };
 }
 
-export const notFoundMedia = (id: string) => new AppError('not_found', `no media ${id} in this project`, { details: [{ field: 'media_id', message: 'not found' }] });
+export const notFoundMedia = (id: string) =>
+  new AppError('not_found', `no media ${id} in this project`, {
+    details: [{ field: 'media_id', message: 'not found' }],
+  });
 export const pathTaken = (folder: string, filename: string) =>
-  new AppError('file_conflict', `a file already exists at "${folder ? `${folder}/` : ''}${filename}"; choose another filename or folder, or delete that file first`);
+  new AppError(
+    'file_conflict',
+    `a file already exists at "${folder ? `${folder}/` : ''}${filename}"; choose another filename or folder, or delete that file first`,
+  );
 
 /** Puts the blobs, announced first; on failure nothing stays. */
 async function putBlobs(deps: Deps, blobs: { key: string; path: string; mime: string }[]): Promise<number[]> {
@@ -84,7 +93,12 @@ async function putBlobs(deps: Deps, blobs: { key: string; path: string; mime: st
   return sizes;
 }
 
-function staged<T>(deps: Deps, keys: string[], insert: (trx: Kysely<Database>) => Promise<T>, conflict: () => AppError): Staged<T> {
+function staged<T>(
+  deps: Deps,
+  keys: string[],
+  insert: (trx: Kysely<Database>) => Promise<T>,
+  conflict: () => AppError,
+): Staged<T> {
   return {
     async insert(trx) {
       const result = await insert(trx);
@@ -104,43 +118,102 @@ function staged<T>(deps: Deps, keys: string[], insert: (trx: Kysely<Database>) =
  * `input.media_id` or in a new media whose facts (kind, size, duration, average colour) come
  * from it. Probing checks the limits first.
  */
-export async function stageLocalFile(deps: Deps, scope: Scope, localPath: string, input: NewFileInput, target = normalizeTarget(input)): Promise<Staged<FileObject>> {
+export async function stageLocalFile(
+  deps: Deps,
+  scope: Scope,
+  localPath: string,
+  input: NewFileInput,
+  target = normalizeTarget(input),
+): Promise<Staged<FileObject>> {
   const probe = await probeFile(localPath, deps.config.limits);
   const fileId = newId('file');
   const filename = target.filename ?? `${fileId}.${probe.extension}`;
   const existingMedia = input.media_id ? await findMedia(deps.db, scope.projectId, input.media_id) : undefined;
   const needsMediaFacts = !existingMedia || existingMedia.kind === null;
-  const background = needsMediaFacts ? await averageColor(localPath, probe, { maxPixels: deps.config.limits.maxPixels }).catch(() => null) : null;
+  const background = needsMediaFacts
+    ? await averageColor(localPath, probe, { maxPixels: deps.config.limits.maxPixels }).catch(() => null)
+    : null;
   const blobKey = fileBlobKey(scope.projectId, fileId);
   const [size] = await putBlobs(deps, [{ key: blobKey, path: localPath, mime: probe.mime }]);
 
-  return staged(deps, [blobKey], async (trx) => {
-    const now = iso(deps.clock.now());
-    let mediaId = input.media_id;
-    const facts = { kind: probe.kind, width: probe.width ?? null, height: probe.height ?? null, duration: probe.duration ?? null, background };
-    if (!mediaId) {
-      mediaId = newId('media');
-      await trx.insertInto('media').values({ id: mediaId, project_id: scope.projectId, title: null, alt: null, metadata: '{}', created: now, updated: now, ...facts }).execute();
-      await bumpCounter(trx, scope.projectId, 'media', 1);
-    } else {
-      const media = await findMedia(trx, scope.projectId, mediaId);
-      if (!media) throw notFoundMedia(mediaId);
-      if (media.kind === null) await trx.updateTable('media').set({ ...facts, updated: now }).where('id', '=', mediaId).execute();
-    }
-    const { file, row } = await insertFileRow(deps, trx, scope, {
-      id: fileId, mediaId, facts: probe, probe, size: size!, blobKey, folder: target.folder, filename,
-      ref: input.ref ?? (input.media_id ? null : 'original'), metadata: input.metadata, now,
-    });
-    if (!input.media_id) {
-      const media = await findMedia(trx, scope.projectId, mediaId);
-      if (media) await recordEvent(trx, scope.projectId, 'media.created', toMediaObject(deps.config.publicUrl, media, [row]), now, scope.chain);
-    }
-    return file;
-  }, () => pathTaken(target.folder, filename));
+  return staged(
+    deps,
+    [blobKey],
+    async (trx) => {
+      const now = iso(deps.clock.now());
+      let mediaId = input.media_id;
+      const facts = {
+        kind: probe.kind,
+        width: probe.width ?? null,
+        height: probe.height ?? null,
+        duration: probe.duration ?? null,
+        background,
+      };
+      if (!mediaId) {
+        mediaId = newId('media');
+        await trx
+          .insertInto('media')
+          .values({
+            id: mediaId,
+            project_id: scope.projectId,
+            title: null,
+            alt: null,
+            metadata: '{}',
+            created: now,
+            updated: now,
+            ...facts,
+          })
+          .execute();
+        await bumpCounter(trx, scope.projectId, 'media', 1);
+      } else {
+        const media = await findMedia(trx, scope.projectId, mediaId);
+        if (!media) throw notFoundMedia(mediaId);
+        if (media.kind === null)
+          await trx
+            .updateTable('media')
+            .set({ ...facts, updated: now })
+            .where('id', '=', mediaId)
+            .execute();
+      }
+      const { file, row } = await insertFileRow(deps, trx, scope, {
+        id: fileId,
+        mediaId,
+        facts: probe,
+        probe,
+        size: size!,
+        blobKey,
+        folder: target.folder,
+        filename,
+        ref: input.ref ?? (input.media_id ? null : 'original'),
+        metadata: input.metadata,
+        now,
+      });
+      if (!input.media_id) {
+        const media = await findMedia(trx, scope.projectId, mediaId);
+        if (media)
+          await recordEvent(
+            trx,
+            scope.projectId,
+            'media.created',
+            toMediaObject(deps.config.publicUrl, media, [row]),
+            now,
+            scope.chain,
+          );
+      }
+      return file;
+    },
+    () => pathTaken(target.folder, filename),
+  );
 }
 
 /** Stores a local file as a new file now (POST /files, uploads): stage, then insert in a transaction of its own. */
-export async function storeLocalFile(deps: Deps, scope: Scope, localPath: string, input: NewFileInput, target = normalizeTarget(input)): Promise<FileObject> {
+export async function storeLocalFile(
+  deps: Deps,
+  scope: Scope,
+  localPath: string,
+  input: NewFileInput,
+  target = normalizeTarget(input),
+): Promise<FileObject> {
   const stage = await stageLocalFile(deps, scope, localPath, input, target);
   try {
     const file = await transact(deps.db, (trx) => stage.insert(trx));
@@ -161,25 +234,52 @@ export interface OutputFile {
 }
 
 /** Stages task outputs into an existing media (all blobs first; the rows go in the caller's transaction). */
-export async function stageOutputs(deps: Deps, scope: Scope, mediaId: string, outputs: OutputFile[]): Promise<Staged<FileObject[]>> {
+export async function stageOutputs(
+  deps: Deps,
+  scope: Scope,
+  mediaId: string,
+  outputs: OutputFile[],
+): Promise<Staged<FileObject[]>> {
   const planned = outputs.map((out) => {
     const id = newId('file');
     return { out, id, key: fileBlobKey(scope.projectId, id), path: out.path, mime: out.facts.mime };
   });
   const sizes = await putBlobs(deps, planned);
-  return staged(deps, planned.map((p) => p.key), async (trx) => {
-    const now = iso(deps.clock.now());
-    if (!(await findMedia(trx, scope.projectId, mediaId))) throw notFoundMedia(mediaId);
-    const files: FileObject[] = [];
-    for (const [i, p] of planned.entries()) {
-      const filename = p.out.filename ?? `${p.id}.${p.out.facts.extension}`;
-      files.push((await insertFileRow(deps, trx, scope, {
-        id: p.id, mediaId, facts: p.out.facts, probe: p.out.probe, size: sizes[i]!, blobKey: p.key, folder: p.out.folder, filename, ref: p.out.ref, now,
-      })).file);
-    }
-    await trx.updateTable('media').set({ updated: now }).where('id', '=', mediaId).execute();
-    return files;
-  }, () => new AppError('file_conflict', 'a file already exists at the output folder/filename; choose another filename or folder'));
+  return staged(
+    deps,
+    planned.map((p) => p.key),
+    async (trx) => {
+      const now = iso(deps.clock.now());
+      if (!(await findMedia(trx, scope.projectId, mediaId))) throw notFoundMedia(mediaId);
+      const files: FileObject[] = [];
+      for (const [i, p] of planned.entries()) {
+        const filename = p.out.filename ?? `${p.id}.${p.out.facts.extension}`;
+        files.push(
+          (
+            await insertFileRow(deps, trx, scope, {
+              id: p.id,
+              mediaId,
+              facts: p.out.facts,
+              probe: p.out.probe,
+              size: sizes[i]!,
+              blobKey: p.key,
+              folder: p.out.folder,
+              filename,
+              ref: p.out.ref,
+              now,
+            })
+          ).file,
+        );
+      }
+      await trx.updateTable('media').set({ updated: now }).where('id', '=', mediaId).execute();
+      return files;
+    },
+    () =>
+      new AppError(
+        'file_conflict',
+        'a file already exists at the output folder/filename; choose another filename or folder',
+      ),
+  );
 }
 
 interface NewRow {
@@ -198,10 +298,25 @@ interface NewRow {
 
 async function insertFileRow(deps: Deps, trx: Kysely<Database>, scope: Scope, r: NewRow) {
   const row = {
-    id: r.id, project_id: scope.projectId, media_id: r.mediaId, kind: r.facts.kind, format: r.facts.format, type: r.facts.mime,
-    width: r.facts.width ?? null, height: r.facts.height ?? null, duration: r.facts.duration ?? null, filesize: r.size,
-    folder: r.folder, filename: r.filename, ref: r.ref, metadata: JSON.stringify(r.metadata ?? {}), status: 'ready', blob_key: r.blobKey,
-    probe: r.probe ? JSON.stringify(r.probe) : null, created: r.now, updated: r.now,
+    id: r.id,
+    project_id: scope.projectId,
+    media_id: r.mediaId,
+    kind: r.facts.kind,
+    format: r.facts.format,
+    type: r.facts.mime,
+    width: r.facts.width ?? null,
+    height: r.facts.height ?? null,
+    duration: r.facts.duration ?? null,
+    filesize: r.size,
+    folder: r.folder,
+    filename: r.filename,
+    ref: r.ref,
+    metadata: JSON.stringify(r.metadata ?? {}),
+    status: 'ready',
+    blob_key: r.blobKey,
+    probe: r.probe ? JSON.stringify(r.probe) : null,
+    created: r.now,
+    updated: r.now,
   };
   await trx.insertInto('files').values(row).execute();
   await bumpCounter(trx, scope.projectId, 'files', 1);

@@ -12,14 +12,28 @@ import { recordEvent } from '../events/record.js';
 import { JsonText, type RenderedPage } from '../db/renderers.js';
 import { FILE_COLUMNS, toFileObject, type FileObject } from '../shapes/files.js';
 import { completeDelete, intendDelete } from './blob-journal.js';
-import { normalizeTarget, notFoundMedia, pathTaken, scratchPath, storeLocalFile, type NewFileInput, type Scope } from './file-store.js';
+import {
+  normalizeTarget,
+  notFoundMedia,
+  pathTaken,
+  scratchPath,
+  storeLocalFile,
+  type NewFileInput,
+  type Scope,
+} from './file-store.js';
 import { findMedia } from './media.js';
 import { checkFilename, normalizeFolder } from './paths.js';
 
 // Files as an API resource. Storing new ones is file-store.ts.
 
 /** POST /files: fetch through the guarded client, then store as an uploaded file. */
-export async function createFileFromUrl(deps: Deps, scope: Scope, url: string, input: NewFileInput, signal?: AbortSignal): Promise<FileObject> {
+export async function createFileFromUrl(
+  deps: Deps,
+  scope: Scope,
+  url: string,
+  input: NewFileInput,
+  signal?: AbortSignal,
+): Promise<FileObject> {
   const target = await precheck(deps, scope, input);
   const tmp = scratchPath(deps, 'ingest');
   try {
@@ -33,8 +47,10 @@ export async function createFileFromUrl(deps: Deps, scope: Scope, url: string, i
 /** Cheap checks before a long download: the media exists, the chosen path is free. */
 export async function precheck(deps: Deps, scope: Scope, input: NewFileInput) {
   const target = normalizeTarget(input);
-  if (input.media_id && !(await findMedia(deps.db, scope.projectId, input.media_id))) throw notFoundMedia(input.media_id);
-  if (target.filename && (await findFileByPath(deps, scope.projectId, target.folder, target.filename))) throw pathTaken(target.folder, target.filename);
+  if (input.media_id && !(await findMedia(deps.db, scope.projectId, input.media_id)))
+    throw notFoundMedia(input.media_id);
+  if (target.filename && (await findFileByPath(deps, scope.projectId, target.folder, target.filename)))
+    throw pathTaken(target.folder, target.filename);
   return target;
 }
 
@@ -44,8 +60,13 @@ export function findFileRow(deps: Pick<Deps, 'db' | 'reader'>, projectId: string
 }
 
 export async function findFileByPath(deps: Pick<Deps, 'db'>, projectId: string, folder: string, filename: string) {
-  return deps.db.selectFrom('files').select([...FILE_COLUMNS, 'blob_key'])
-    .where('project_id', '=', projectId).where('folder', '=', folder).where('filename', '=', filename).executeTakeFirst();
+  return deps.db
+    .selectFrom('files')
+    .select([...FILE_COLUMNS, 'blob_key'])
+    .where('project_id', '=', projectId)
+    .where('folder', '=', folder)
+    .where('filename', '=', filename)
+    .executeTakeFirst();
 }
 
 export async function getFile(deps: Deps, scope: Scope, id: string): Promise<FileObject> {
@@ -55,7 +76,11 @@ export async function getFile(deps: Deps, scope: Scope, id: string): Promise<Fil
 }
 
 /** A page of files, rendered as JSON where the rows are read (see http/json-text.ts). */
-export async function listFiles(deps: Deps, scope: Scope, { page, limit }: PageRequest): Promise<RenderedPage<FileObject>> {
+export async function listFiles(
+  deps: Deps,
+  scope: Scope,
+  { page, limit }: PageRequest,
+): Promise<RenderedPage<FileObject>> {
   const [items, total] = await Promise.all([
     readFilesPageJson(deps, deps.config.publicUrl, scope.projectId, limit, (page - 1) * limit),
     readCounter(deps, scope.projectId, 'files'),
@@ -79,13 +104,20 @@ export async function updateFile(deps: Deps, scope: Scope, id: string, patch: Fi
   try {
     return await transact(deps.db, async (trx) => {
       const now = iso(deps.clock.now());
-      const row = await trx.updateTable('files').set({ ...changes, updated: now }).where('project_id', '=', scope.projectId).where('id', '=', id).returning(FILE_COLUMNS).executeTakeFirst();
+      const row = await trx
+        .updateTable('files')
+        .set({ ...changes, updated: now })
+        .where('project_id', '=', scope.projectId)
+        .where('id', '=', id)
+        .returning(FILE_COLUMNS)
+        .executeTakeFirst();
       if (!row) throw new AppError('not_found', `no file ${id} in this project`);
       await trx.updateTable('media').set({ updated: now }).where('id', '=', row.media_id).execute();
       return toFileObject(deps.config.publicUrl, row);
     });
   } catch (err) {
-    if (isUniqueViolation(err)) throw new AppError('file_conflict', 'another file already has that folder and filename');
+    if (isUniqueViolation(err))
+      throw new AppError('file_conflict', 'another file already has that folder and filename');
     throw err;
   }
 }
@@ -93,7 +125,12 @@ export async function updateFile(deps: Deps, scope: Scope, id: string, patch: Fi
 /** Removes the row (and its media's reference) first, then the bytes; the blob journal covers a crash in between. */
 export async function deleteFile(deps: Deps, scope: Scope, id: string): Promise<void> {
   const blobKey = await transact(deps.db, async (trx) => {
-    const row = await trx.selectFrom('files').select([...FILE_COLUMNS, 'blob_key']).where('project_id', '=', scope.projectId).where('id', '=', id).executeTakeFirst();
+    const row = await trx
+      .selectFrom('files')
+      .select([...FILE_COLUMNS, 'blob_key'])
+      .where('project_id', '=', scope.projectId)
+      .where('id', '=', id)
+      .executeTakeFirst();
     if (!row) throw new AppError('not_found', `no file ${id} in this project`);
     const now = iso(deps.clock.now());
     await trx.deleteFrom('files').where('id', '=', id).execute();

@@ -25,7 +25,12 @@ export interface CreatedKey {
 }
 
 /** Creates org and project when missing, then a key for the project. The key is returned once. */
-export async function createKey(deps: Pick<Deps, 'db' | 'clock'>, orgName: string, projectName: string, name?: string): Promise<CreatedKey> {
+export async function createKey(
+  deps: Pick<Deps, 'db' | 'clock'>,
+  orgName: string,
+  projectName: string,
+  name?: string,
+): Promise<CreatedKey> {
   const now = iso(deps.clock.now());
   return deps.db.transaction().execute(async (trx) => {
     let org = await trx.selectFrom('orgs').select('id').where('name', '=', orgName).executeTakeFirst();
@@ -33,26 +38,44 @@ export async function createKey(deps: Pick<Deps, 'db' | 'clock'>, orgName: strin
       org = { id: newId('org') };
       await trx.insertInto('orgs').values({ id: org.id, name: orgName, created: now }).execute();
     }
-    let project = await trx.selectFrom('projects').select('id').where('org_id', '=', org.id).where('name', '=', projectName).executeTakeFirst();
+    let project = await trx
+      .selectFrom('projects')
+      .select('id')
+      .where('org_id', '=', org.id)
+      .where('name', '=', projectName)
+      .executeTakeFirst();
     if (!project) {
       project = { id: newId('project') };
-      await trx.insertInto('projects').values({
-        id: project.id,
-        org_id: org.id,
-        name: projectName,
-        signing_secret: randomBase62(43),
-        webhook_secret: newWebhookSecret(),
-        webhook_secret_previous: null,
-        webhook_secret_rotated: null,
-        require_signed_delivery: 0,
-        created: now,
-      }).execute();
+      await trx
+        .insertInto('projects')
+        .values({
+          id: project.id,
+          org_id: org.id,
+          name: projectName,
+          signing_secret: randomBase62(43),
+          webhook_secret: newWebhookSecret(),
+          webhook_secret_previous: null,
+          webhook_secret_rotated: null,
+          require_signed_delivery: 0,
+          created: now,
+        })
+        .execute();
     }
     const key = KEY_PREFIX + randomBase62(43);
     const keyId = newId('key');
-    await trx.insertInto('api_keys').values({
-      id: keyId, project_id: project.id, key_hash: hashKey(key), hint: `${key.slice(0, 8)}…${key.slice(-4)}`, name: name ?? null, created: now, last_used: null, revoked: null,
-    }).execute();
+    await trx
+      .insertInto('api_keys')
+      .values({
+        id: keyId,
+        project_id: project.id,
+        key_hash: hashKey(key),
+        hint: `${key.slice(0, 8)}…${key.slice(-4)}`,
+        name: name ?? null,
+        created: now,
+        last_used: null,
+        revoked: null,
+      })
+      .execute();
     return { key, key_id: keyId, org_id: org.id, project_id: project.id };
   });
 }
@@ -70,17 +93,33 @@ export interface KeyListing {
 }
 
 export async function listKeys(deps: Pick<Deps, 'db'>): Promise<KeyListing[]> {
-  return deps.db.selectFrom('api_keys')
+  return deps.db
+    .selectFrom('api_keys')
     .innerJoin('projects', 'projects.id', 'api_keys.project_id')
     .innerJoin('orgs', 'orgs.id', 'projects.org_id')
-    .select(['api_keys.id as key_id', 'api_keys.hint', 'api_keys.name', 'orgs.name as org', 'projects.name as project', 'projects.id as project_id', 'api_keys.created', 'api_keys.last_used', 'api_keys.revoked'])
+    .select([
+      'api_keys.id as key_id',
+      'api_keys.hint',
+      'api_keys.name',
+      'orgs.name as org',
+      'projects.name as project',
+      'projects.id as project_id',
+      'api_keys.created',
+      'api_keys.last_used',
+      'api_keys.revoked',
+    ])
     .orderBy('api_keys.created')
     .execute();
 }
 
 /** Revokes by key id; returns false when no such active key exists. */
 export async function revokeKey(deps: Pick<Deps, 'db' | 'clock'>, keyId: string): Promise<boolean> {
-  const res = await deps.db.updateTable('api_keys').set({ revoked: iso(deps.clock.now()) }).where('id', '=', keyId).where('revoked', 'is', null).executeTakeFirst();
+  const res = await deps.db
+    .updateTable('api_keys')
+    .set({ revoked: iso(deps.clock.now()) })
+    .where('id', '=', keyId)
+    .where('revoked', 'is', null)
+    .executeTakeFirst();
   for (const [token, entry] of authCache) if (entry.auth.keyId === keyId) authCache.delete(token);
   return Number(res.numUpdatedRows) > 0;
 }
@@ -104,7 +143,8 @@ export async function authenticate(deps: Pick<Deps, 'db' | 'clock'>, token: stri
   const cached = authCache.get(token);
   if (cached && cached.until > Date.now()) return cached.auth;
   const hash = hashKey(token);
-  const row = await deps.db.selectFrom('api_keys')
+  const row = await deps.db
+    .selectFrom('api_keys')
     .innerJoin('projects', 'projects.id', 'api_keys.project_id')
     .select(['api_keys.id as keyId', 'api_keys.project_id as projectId', 'projects.org_id as orgId'])
     .where('api_keys.key_hash', '=', hash)
@@ -116,7 +156,11 @@ export async function authenticate(deps: Pick<Deps, 'db' | 'clock'>, token: stri
   const now = deps.clock.now();
   if ((lastUsedWritten.get(row.keyId) ?? 0) + LAST_USED_EVERY_MS < now.getTime()) {
     lastUsedWritten.set(row.keyId, now.getTime());
-    await deps.db.updateTable('api_keys').set({ last_used: iso(now) }).where('id', '=', row.keyId).execute();
+    await deps.db
+      .updateTable('api_keys')
+      .set({ last_used: iso(now) })
+      .where('id', '=', row.keyId)
+      .execute();
   }
   return row;
 }

@@ -9,7 +9,14 @@ import { readCounter } from '../db/hot-reads.js';
 import { listPage, type Page, type PageRequest } from '../db/paginate.js';
 import { transact } from '../db/transact.js';
 import { recordEvent } from '../events/record.js';
-import { FILE_COLUMNS, toFileObject, toMediaObject, type FileRow, type MediaObject, type MediaRow } from '../shapes/files.js';
+import {
+  FILE_COLUMNS,
+  toFileObject,
+  toMediaObject,
+  type FileRow,
+  type MediaObject,
+  type MediaRow,
+} from '../shapes/files.js';
 import { completeDelete, intendDelete } from './blob-journal.js';
 
 type Scope = { projectId: string };
@@ -22,7 +29,13 @@ export async function findMedia(db: Kysely<Database>, projectId: string, id: str
 export async function mediaFiles(db: Kysely<Database>, mediaIds: string[]): Promise<Map<string, FileRow[]>> {
   const byMedia = new Map<string, FileRow[]>(mediaIds.map((id) => [id, []]));
   if (mediaIds.length === 0) return byMedia;
-  const rows = await db.selectFrom('files').select(FILE_COLUMNS).where('media_id', 'in', mediaIds).orderBy('created').orderBy('id').execute();
+  const rows = await db
+    .selectFrom('files')
+    .select(FILE_COLUMNS)
+    .where('media_id', 'in', mediaIds)
+    .orderBy('created')
+    .orderBy('id')
+    .execute();
   for (const r of rows) byMedia.get(r.media_id)?.push(r);
   return byMedia;
 }
@@ -45,8 +58,18 @@ export async function createMedia(deps: Deps, scope: Scope, input: MediaInput): 
   return transact(deps.db, async (trx) => {
     const now = iso(deps.clock.now());
     const row: MediaRow = {
-      id: newId('media'), project_id: scope.projectId, kind: null, title: input.title ?? null, alt: input.alt ?? null,
-      width: null, height: null, duration: null, background: null, metadata: JSON.stringify(input.metadata ?? {}), created: now, updated: now,
+      id: newId('media'),
+      project_id: scope.projectId,
+      kind: null,
+      title: input.title ?? null,
+      alt: input.alt ?? null,
+      width: null,
+      height: null,
+      duration: null,
+      background: null,
+      metadata: JSON.stringify(input.metadata ?? {}),
+      created: now,
+      updated: now,
     };
     await trx.insertInto('media').values(row).execute();
     await bumpCounter(trx, scope.projectId, 'media', 1);
@@ -63,9 +86,16 @@ export async function getMedia(deps: Deps, scope: Scope, id: string): Promise<Me
 }
 
 export async function listMedia(deps: Deps, scope: Scope, request: PageRequest): Promise<Page<MediaObject>> {
-  const page = await listPage(deps.db.selectFrom('media').where('project_id', '=', scope.projectId),
-    (q) => q.selectAll().orderBy('created', 'desc').orderBy('id', 'desc'), request, readCounter(deps, scope.projectId, 'media'));
-  const files = await mediaFiles(deps.db, page.items.map((r) => r.id));
+  const page = await listPage(
+    deps.db.selectFrom('media').where('project_id', '=', scope.projectId),
+    (q) => q.selectAll().orderBy('created', 'desc').orderBy('id', 'desc'),
+    request,
+    readCounter(deps, scope.projectId, 'media'),
+  );
+  const files = await mediaFiles(
+    deps.db,
+    page.items.map((r) => r.id),
+  );
   return { ...page, items: page.items.map((r) => toMediaObject(deps.config.publicUrl, r, files.get(r.id) ?? [])) };
 }
 
@@ -77,7 +107,13 @@ export async function updateMedia(deps: Deps, scope: Scope, id: string, patch: M
     if (patch.title !== undefined) changes.title = patch.title;
     if (patch.alt !== undefined) changes.alt = patch.alt;
     if (patch.metadata !== undefined) changes.metadata = JSON.stringify(patch.metadata);
-    const row = await trx.updateTable('media').set(changes).where('project_id', '=', scope.projectId).where('id', '=', id).returningAll().executeTakeFirst();
+    const row = await trx
+      .updateTable('media')
+      .set(changes)
+      .where('project_id', '=', scope.projectId)
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirst();
     if (!row) throw notFound(id);
     const media = await present(deps, trx, row);
     await recordEvent(trx, scope.projectId, 'media.updated', media, now);
@@ -91,14 +127,23 @@ export async function deleteMedia(deps: Deps, scope: Scope, id: string): Promise
     const row = await findMedia(trx, scope.projectId, id);
     if (!row) throw notFound(id);
     const now = iso(deps.clock.now());
-    const files = await trx.selectFrom('files').select([...FILE_COLUMNS, 'blob_key']).where('media_id', '=', id).execute();
-    for (const f of files) await recordEvent(trx, scope.projectId, 'file.deleted', toFileObject(deps.config.publicUrl, f), now);
+    const files = await trx
+      .selectFrom('files')
+      .select([...FILE_COLUMNS, 'blob_key'])
+      .where('media_id', '=', id)
+      .execute();
+    for (const f of files)
+      await recordEvent(trx, scope.projectId, 'file.deleted', toFileObject(deps.config.publicUrl, f), now);
     await recordEvent(trx, scope.projectId, 'media.deleted', toMediaObject(deps.config.publicUrl, row, files), now);
     await trx.deleteFrom('files').where('media_id', '=', id).execute();
     await trx.deleteFrom('media').where('id', '=', id).execute();
     await bumpCounter(trx, scope.projectId, 'files', -files.length);
     await bumpCounter(trx, scope.projectId, 'media', -1);
-    await intendDelete(trx, files.map((f) => f.blob_key), now);
+    await intendDelete(
+      trx,
+      files.map((f) => f.blob_key),
+      now,
+    );
     return files.map((f) => f.blob_key);
   });
   await completeDelete(deps, blobKeys);

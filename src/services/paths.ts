@@ -9,9 +9,13 @@ const MAX_LENGTH = 255;
 
 function checkSegment(seg: string, field: string): void {
   if (seg === '.' || seg === '..' || !SEGMENT.test(seg) || seg.endsWith(' ')) {
-    throw new AppError('validation_failed', `${field} may contain letters, digits, spaces and . _ ~ ( ) + , @ = - (no leading space, no "." or ".." segments), got "${seg}"`, {
-      details: [{ field, message: 'invalid characters' }],
-    });
+    throw new AppError(
+      'validation_failed',
+      `${field} may contain letters, digits, spaces and . _ ~ ( ) + , @ = - (no leading space, no "." or ".." segments), got "${seg}"`,
+      {
+        details: [{ field, message: 'invalid characters' }],
+      },
+    );
   }
 }
 
@@ -20,15 +24,24 @@ export function normalizeFolder(raw: string | undefined): string {
   if (raw === undefined) return '';
   const trimmed = raw.replace(/^\/+|\/+$/g, '');
   if (trimmed === '') return '';
-  if (trimmed.length > MAX_LENGTH) throw new AppError('validation_failed', `folder is longer than ${MAX_LENGTH} characters`, { details: [{ field: 'folder', message: 'too long' }] });
+  if (trimmed.length > MAX_LENGTH)
+    throw new AppError('validation_failed', `folder is longer than ${MAX_LENGTH} characters`, {
+      details: [{ field: 'folder', message: 'too long' }],
+    });
   const segments = trimmed.split('/');
-  if (segments.length > 16) throw new AppError('validation_failed', 'folder may be at most 16 levels deep', { details: [{ field: 'folder', message: 'too deep' }] });
+  if (segments.length > 16)
+    throw new AppError('validation_failed', 'folder may be at most 16 levels deep', {
+      details: [{ field: 'folder', message: 'too deep' }],
+    });
   for (const s of segments) checkSegment(s, 'folder');
   return segments.join('/');
 }
 
 export function checkFilename(raw: string): string {
-  if (raw.length === 0 || raw.length > MAX_LENGTH) throw new AppError('validation_failed', `filename must be 1 to ${MAX_LENGTH} characters`, { details: [{ field: 'filename', message: 'bad length' }] });
+  if (raw.length === 0 || raw.length > MAX_LENGTH)
+    throw new AppError('validation_failed', `filename must be 1 to ${MAX_LENGTH} characters`, {
+      details: [{ field: 'filename', message: 'bad length' }],
+    });
   checkSegment(raw, 'filename');
   return raw;
 }

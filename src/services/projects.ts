@@ -15,9 +15,17 @@ export async function getProject(deps: Pick<Deps, 'db'>, projectId: string) {
   return toProjectObject(await getProjectRow(deps, projectId));
 }
 
-export async function updateProject(deps: Pick<Deps, 'db'>, projectId: string, patch: { require_signed_delivery?: boolean }) {
+export async function updateProject(
+  deps: Pick<Deps, 'db'>,
+  projectId: string,
+  patch: { require_signed_delivery?: boolean },
+) {
   if (patch.require_signed_delivery !== undefined) {
-    await deps.db.updateTable('projects').set({ require_signed_delivery: patch.require_signed_delivery ? 1 : 0 }).where('id', '=', projectId).execute();
+    await deps.db
+      .updateTable('projects')
+      .set({ require_signed_delivery: patch.require_signed_delivery ? 1 : 0 })
+      .where('id', '=', projectId)
+      .execute();
   }
   return getProject(deps, projectId);
 }
@@ -25,13 +33,25 @@ export async function updateProject(deps: Pick<Deps, 'db'>, projectId: string, p
 /** The secret that signs the project's task webhooks, and when the previous one stops signing. */
 export async function getWebhookSecret(deps: Pick<Deps, 'db' | 'clock'>, projectId: string) {
   const row = await getProjectRow(deps, projectId);
-  return toSecretObject(row, previousSecretExpires({ previous: row.webhook_secret_previous, rotated: row.webhook_secret_rotated }, deps.clock.now()));
+  return toSecretObject(
+    row,
+    previousSecretExpires(
+      { previous: row.webhook_secret_previous, rotated: row.webhook_secret_rotated },
+      deps.clock.now(),
+    ),
+  );
 }
 
 export async function rotateWebhookSecret(deps: Pick<Deps, 'db' | 'clock'>, projectId: string) {
   const row = await getProjectRow(deps, projectId);
-  await deps.db.updateTable('projects')
-    .set({ webhook_secret: newWebhookSecret(), webhook_secret_previous: row.webhook_secret, webhook_secret_rotated: iso(deps.clock.now()) })
-    .where('id', '=', projectId).execute();
+  await deps.db
+    .updateTable('projects')
+    .set({
+      webhook_secret: newWebhookSecret(),
+      webhook_secret_previous: row.webhook_secret,
+      webhook_secret_rotated: iso(deps.clock.now()),
+    })
+    .where('id', '=', projectId)
+    .execute();
   return getWebhookSecret(deps, projectId);
 }

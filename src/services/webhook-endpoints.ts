@@ -9,7 +9,15 @@ import { transact } from '../db/transact.js';
 import type { DeliveryObject, EndpointObject } from '../shapes/webhooks.js';
 import { toEndpointObject } from '../webhooks/endpoints.js';
 import { checkEndpointUrl, normaliseEvents } from '../webhooks/endpoint-rules.js';
-import { failPendingDeliveries, getDelivery, listDeliveries, NOT_SENT_DELETED, NOT_SENT_DISABLED, retryDelivery, type DeliveryStatus } from '../webhooks/deliveries.js';
+import {
+  failPendingDeliveries,
+  getDelivery,
+  listDeliveries,
+  NOT_SENT_DELETED,
+  NOT_SENT_DISABLED,
+  retryDelivery,
+  type DeliveryStatus,
+} from '../webhooks/deliveries.js';
 import { newWebhookSecret } from '../webhooks/secrets.js';
 
 // Webhook endpoints as an API resource. What happens to them as deliveries go (outcomes,
@@ -18,10 +26,13 @@ import { newWebhookSecret } from '../webhooks/secrets.js';
 type Scope = { projectId: string };
 type EndpointRow = WebhookEndpointsTable;
 
-
-
 async function findEndpoint(db: Kysely<Database>, scope: Scope, id: string): Promise<EndpointRow> {
-  const row = await db.selectFrom('webhook_endpoints').selectAll().where('project_id', '=', scope.projectId).where('id', '=', id).executeTakeFirst();
+  const row = await db
+    .selectFrom('webhook_endpoints')
+    .selectAll()
+    .where('project_id', '=', scope.projectId)
+    .where('id', '=', id)
+    .executeTakeFirst();
   if (!row) throw new AppError('not_found', `no webhook endpoint ${id} in this project`);
   return row;
 }
@@ -37,9 +48,18 @@ export interface EndpointInput {
 export async function createEndpoint(deps: Deps, scope: Scope, input: EndpointInput): Promise<EndpointObject> {
   const now = deps.clock.now();
   const row: EndpointRow = {
-    id: newId('endpoint'), project_id: scope.projectId, url: checkEndpointUrl(input.url, policyOf(deps)), events: JSON.stringify(normaliseEvents(input.events)),
-    description: input.description ?? null, status: 'active', secret: newWebhookSecret(), secret_previous: null, secret_rotated: null,
-    failed_deliveries: 0, created: iso(now), updated: iso(now),
+    id: newId('endpoint'),
+    project_id: scope.projectId,
+    url: checkEndpointUrl(input.url, policyOf(deps)),
+    events: JSON.stringify(normaliseEvents(input.events)),
+    description: input.description ?? null,
+    status: 'active',
+    secret: newWebhookSecret(),
+    secret_previous: null,
+    secret_rotated: null,
+    failed_deliveries: 0,
+    created: iso(now),
+    updated: iso(now),
   };
   await deps.db.insertInto('webhook_endpoints').values(row).execute();
   return toEndpointObject(row, now, true);
@@ -50,8 +70,11 @@ export async function getEndpoint(deps: Deps, scope: Scope, id: string): Promise
 }
 
 export async function listEndpoints(deps: Deps, scope: Scope, request: PageRequest): Promise<Page<EndpointObject>> {
-  const page = await listPage(deps.db.selectFrom('webhook_endpoints').where('project_id', '=', scope.projectId),
-    (q) => q.selectAll().orderBy('created', 'desc').orderBy('id', 'desc'), request);
+  const page = await listPage(
+    deps.db.selectFrom('webhook_endpoints').where('project_id', '=', scope.projectId),
+    (q) => q.selectAll().orderBy('created', 'desc').orderBy('id', 'desc'),
+    request,
+  );
   const now = deps.clock.now();
   return { ...page, items: page.items.map((r) => toEndpointObject(r, now)) };
 }
@@ -68,7 +91,12 @@ export interface EndpointPatch {
  * (they are not kept for later: the receiver may have changed); re-enabling resets the
  * failure count. A new url applies to deliveries fanned out from now on and to manual retries.
  */
-export async function updateEndpoint(deps: Deps, scope: Scope, id: string, patch: EndpointPatch): Promise<EndpointObject> {
+export async function updateEndpoint(
+  deps: Deps,
+  scope: Scope,
+  id: string,
+  patch: EndpointPatch,
+): Promise<EndpointObject> {
   const url = patch.url === undefined ? undefined : checkEndpointUrl(patch.url, policyOf(deps));
   const events = patch.events === undefined ? undefined : JSON.stringify(normaliseEvents(patch.events));
   return transact(deps.db, async (trx) => {
@@ -102,22 +130,45 @@ export async function rotateEndpointSecret(deps: Deps, scope: Scope, id: string)
   return transact(deps.db, async (trx) => {
     const row = await findEndpoint(trx, scope, id);
     const now = deps.clock.now();
-    const set = { secret: newWebhookSecret(), secret_previous: row.secret, secret_rotated: iso(now), updated: iso(now) };
+    const set = {
+      secret: newWebhookSecret(),
+      secret_previous: row.secret,
+      secret_rotated: iso(now),
+      updated: iso(now),
+    };
     await trx.updateTable('webhook_endpoints').set(set).where('id', '=', id).execute();
     return toEndpointObject({ ...row, ...set }, now, true);
   });
 }
 
-export async function listEndpointDeliveries(deps: Deps, scope: Scope, id: string, request: PageRequest, status?: DeliveryStatus): Promise<Page<DeliveryObject>> {
+export async function listEndpointDeliveries(
+  deps: Deps,
+  scope: Scope,
+  id: string,
+  request: PageRequest,
+  status?: DeliveryStatus,
+): Promise<Page<DeliveryObject>> {
   await findEndpoint(deps.db, scope, id);
   return listDeliveries(deps.db, id, request, status);
 }
 
-export async function getEndpointDelivery(deps: Deps, scope: Scope, id: string, deliveryId: string): Promise<DeliveryObject> {
+export async function getEndpointDelivery(
+  deps: Deps,
+  scope: Scope,
+  id: string,
+  deliveryId: string,
+): Promise<DeliveryObject> {
   await findEndpoint(deps.db, scope, id);
   return getDelivery(deps.db, id, deliveryId);
 }
 
-export async function retryEndpointDelivery(deps: Deps, scope: Scope, id: string, deliveryId: string): Promise<DeliveryObject> {
-  return transact(deps.db, async (trx) => retryDelivery(trx, await findEndpoint(trx, scope, id), deliveryId, deps.clock.now()));
+export async function retryEndpointDelivery(
+  deps: Deps,
+  scope: Scope,
+  id: string,
+  deliveryId: string,
+): Promise<DeliveryObject> {
+  return transact(deps.db, async (trx) =>
+    retryDelivery(trx, await findEndpoint(trx, scope, id), deliveryId, deps.clock.now()),
+  );
 }

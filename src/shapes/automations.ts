@@ -9,9 +9,16 @@ export interface Trigger {
 
 export function toAutomationObject(row: AutomationsTable) {
   return {
-    id: row.id, object: 'automation' as const, name: row.name, description: row.description,
+    id: row.id,
+    object: 'automation' as const,
+    name: row.name,
+    description: row.description,
     // Stored as validated; shown as plain JSON objects.
-    trigger: JSON.parse(row.trigger) as Record<string, unknown>, workflow: JSON.parse(row.workflow) as Record<string, unknown>[], status: row.status, created: row.created, updated: row.updated,
+    trigger: JSON.parse(row.trigger) as Record<string, unknown>,
+    workflow: JSON.parse(row.workflow) as Record<string, unknown>[],
+    status: row.status,
+    created: row.created,
+    updated: row.updated,
   };
 }
 export type AutomationObject = ReturnType<typeof toAutomationObject>;

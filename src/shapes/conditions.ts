@@ -8,4 +8,3 @@ export interface Condition {
   value?: unknown;
   op?: ConditionOp;
 }
-

@@ -25,7 +25,15 @@ export interface EventCause {
 /** The event as the API and webhook bodies show it: {id, object, type, data, cause?, created}. */
 export function toEventObject(row: Pick<EventsTable, 'id' | 'type' | 'data' | 'created' | 'chain'>) {
   const chain = parseChain(row.chain);
-  const cause: EventCause | undefined = chain.length > 0 ? { automation_id: chain.at(-1)!, chain, depth: chain.length } : undefined;
-  return { id: row.id, object: 'event' as const, type: row.type, data: JSON.parse(row.data) as Record<string, unknown>, ...(cause ? { cause } : {}), created: row.created };
+  const cause: EventCause | undefined =
+    chain.length > 0 ? { automation_id: chain.at(-1)!, chain, depth: chain.length } : undefined;
+  return {
+    id: row.id,
+    object: 'event' as const,
+    type: row.type,
+    data: JSON.parse(row.data) as Record<string, unknown>,
+    ...(cause ? { cause } : {}),
+    created: row.created,
+  };
 }
 export type EventObject = ReturnType<typeof toEventObject>;

@@ -4,9 +4,46 @@ import type { FilesTable, MediaTable } from '../db/schema.js';
 // of imports but types: the SQLite reader thread renders file pages with them (db/hot-reads.ts).
 
 /** The file columns the API shows; blob_key is selected separately where bytes are touched. */
-export const FILE_COLUMNS = ['id', 'project_id', 'media_id', 'kind', 'format', 'type', 'width', 'height', 'duration', 'filesize', 'folder', 'filename', 'ref', 'metadata', 'status', 'created', 'updated'] as const;
+export const FILE_COLUMNS = [
+  'id',
+  'project_id',
+  'media_id',
+  'kind',
+  'format',
+  'type',
+  'width',
+  'height',
+  'duration',
+  'filesize',
+  'folder',
+  'filename',
+  'ref',
+  'metadata',
+  'status',
+  'created',
+  'updated',
+] as const;
 
-export type FileRow = Pick<FilesTable, 'id' | 'project_id' | 'media_id' | 'kind' | 'format' | 'type' | 'width' | 'height' | 'duration' | 'filesize' | 'folder' | 'filename' | 'ref' | 'metadata' | 'status' | 'created' | 'updated'>;
+export type FileRow = Pick<
+  FilesTable,
+  | 'id'
+  | 'project_id'
+  | 'media_id'
+  | 'kind'
+  | 'format'
+  | 'type'
+  | 'width'
+  | 'height'
+  | 'duration'
+  | 'filesize'
+  | 'folder'
+  | 'filename'
+  | 'ref'
+  | 'metadata'
+  | 'status'
+  | 'created'
+  | 'updated'
+>;
 export type MediaRow = MediaTable;
 
 const TIME_BASED = new Set(['video', 'audio']);
@@ -48,12 +85,17 @@ function fileCore(publicUrl: string, row: FileRow) {
 }
 
 /** Most files carry no metadata; skip parsing the common empty object. */
-const parseMetadata = (text: string): Record<string, unknown> => (text === '{}' ? {} : (JSON.parse(text) as Record<string, unknown>));
+const parseMetadata = (text: string): Record<string, unknown> =>
+  text === '{}' ? {} : (JSON.parse(text) as Record<string, unknown>);
 
 export function toFileObject(publicUrl: string, row: FileRow) {
   // Object.assign, not a spread: spreading this object costs microseconds per file in V8,
   // a fifth of a 20-file list page.
-  return Object.assign(fileCore(publicUrl, row), { media_id: row.media_id, metadata: parseMetadata(row.metadata), status: row.status });
+  return Object.assign(fileCore(publicUrl, row), {
+    media_id: row.media_id,
+    metadata: parseMetadata(row.metadata),
+    status: row.status,
+  });
 }
 export type FileObject = ReturnType<typeof toFileObject>;
 

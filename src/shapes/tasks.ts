@@ -11,8 +11,17 @@ export interface TaskTarget {
 /** SPEC 2.4 input/output: a compact file summary. */
 export function fileSummary(f: FileObject) {
   return {
-    id: f.id, object: f.object, kind: f.kind, type: f.type, width: f.width, height: f.height, duration: f.duration,
-    filesize: f.filesize, url: f.url, ref: f.ref, media_id: f.media_id,
+    id: f.id,
+    object: f.object,
+    kind: f.kind,
+    type: f.type,
+    width: f.width,
+    height: f.height,
+    duration: f.duration,
+    filesize: f.filesize,
+    url: f.url,
+    ref: f.ref,
+    media_id: f.media_id,
   };
 }
 export type FileSummary = ReturnType<typeof fileSummary>;
@@ -22,12 +31,17 @@ export function toTaskObject(row: TasksTable) {
     id: row.id,
     object: 'task' as const,
     kind: row.kind,
-    input: row.input ? (JSON.parse(row.input) as Record<string, unknown>) : row.input_url ? { url: row.input_url } : null,
+    input: row.input
+      ? (JSON.parse(row.input) as Record<string, unknown>)
+      : row.input_url
+        ? { url: row.input_url }
+        : null,
     options: JSON.parse(row.options) as Record<string, unknown>,
     output: row.output ? (JSON.parse(row.output) as Record<string, unknown>) : null,
     status: row.status,
     progress: row.progress,
-    error: row.error && row.status === 'failed' ? (JSON.parse(row.error) as { code: string; message: string }) : undefined,
+    error:
+      row.error && row.status === 'failed' ? (JSON.parse(row.error) as { code: string; message: string }) : undefined,
     attempts: row.attempts,
     parent_id: row.parent_id ?? undefined,
     automation_id: row.automation_id ?? undefined,

@@ -4,7 +4,14 @@ import type { WebhookAttemptsTable, WebhookDeliveriesTable, WebhookEndpointsTabl
 
 function toAttemptObject(a: WebhookAttemptsTable) {
   const ok = a.status_code !== null && a.status_code >= 200 && a.status_code <= 299 && a.error === null;
-  return { attempt: a.attempt, status: ok ? ('succeeded' as const) : ('failed' as const), status_code: a.status_code, duration_ms: a.duration_ms, error: a.error, created: a.created };
+  return {
+    attempt: a.attempt,
+    status: ok ? ('succeeded' as const) : ('failed' as const),
+    status_code: a.status_code,
+    duration_ms: a.duration_ms,
+    error: a.error,
+    created: a.created,
+  };
 }
 
 export function toDeliveryObject(d: WebhookDeliveriesTable, attempts: WebhookAttemptsTable[]) {

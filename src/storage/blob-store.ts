@@ -38,7 +38,11 @@ export interface BlobStore {
    * Past `maxBytes` it throws AppError('payload_too_large') and nothing stays. A failure while
    * writing destroys `body` (an oversized upload is not read to the end).
    */
-  putStream(key: string, body: NodeJS.ReadableStream, opts?: { contentType?: string; maxBytes?: number }): Promise<BlobStat>;
+  putStream(
+    key: string,
+    body: NodeJS.ReadableStream,
+    opts?: { contentType?: string; maxBytes?: number },
+  ): Promise<BlobStat>;
   /** null when there is no blob at `key`. */
   stat(key: string): Promise<BlobStat | null>;
   /**

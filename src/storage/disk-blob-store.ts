@@ -37,7 +37,8 @@ export function createDiskBlobStore(rootDir: string): DiskBlobStore {
     const firstCreated = await mkdir(dir, { recursive: true });
     await rename(from, dest);
     const dirs = [dir];
-    if (firstCreated) for (let d = dir; d !== path.dirname(firstCreated) && d !== root; ) dirs.push((d = path.dirname(d)));
+    if (firstCreated)
+      for (let d = dir; d !== path.dirname(firstCreated) && d !== root;) dirs.push((d = path.dirname(d)));
     for (const d of dirs) await fsyncDir(d);
   }
 
@@ -76,7 +77,11 @@ export function createDiskBlobStore(rootDir: string): DiskBlobStore {
       const tmp = await newTempPath();
       try {
         // flush: fsync before close, so the renamed blob is on disk, not just in the page cache.
-        await pipeline(body, byteLimit(maxBytes), createWriteStream(tmp, { flags: 'wx', flush: true, highWaterMark: IO_CHUNK }));
+        await pipeline(
+          body,
+          byteLimit(maxBytes),
+          createWriteStream(tmp, { flags: 'wx', flush: true, highWaterMark: IO_CHUNK }),
+        );
         const st = await stat(tmp);
         await publish(tmp, dest);
         return { size: st.size, modified: st.mtime };
@@ -120,7 +125,9 @@ export function createDiskBlobStore(rootDir: string): DiskBlobStore {
       yield* walk(slash < 0 ? '' : prefix.slice(0, slash));
 
       async function* walk(dirKey: string): AsyncGenerator<string> {
-        const entries = await readdir(path.join(root, ...dirKey.split('/')), { withFileTypes: true }).catch(ignoreMissing);
+        const entries = await readdir(path.join(root, ...dirKey.split('/')), { withFileTypes: true }).catch(
+          ignoreMissing,
+        );
         for (const entry of entries ?? []) {
           const key = dirKey ? `${dirKey}/${entry.name}` : entry.name;
           if (!isValidKey(key)) continue; // skips .tmp and anything not written by this store

@@ -3,7 +3,12 @@ import { createReadStream } from 'node:fs';
 import { rm, stat } from 'node:fs/promises';
 import { pipeline, type Readable } from 'node:stream';
 import {
-  DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
@@ -48,7 +53,12 @@ export function createS3BlobStore(opts: S3BlobStoreOptions): S3BlobStore {
   // (readers see the old version or the new one, never part of one), and an upload that fails
   // is aborted, so no partial object is ever visible under a key. No temp-name-then-rename needed.
   async function upload(Key: string, Body: Readable, contentType?: string): Promise<void> {
-    const up = new Upload({ client, params: { Bucket, Key, Body, ContentType: contentType }, partSize: PART_SIZE, queueSize: QUEUE_SIZE });
+    const up = new Upload({
+      client,
+      params: { Bucket, Key, Body, ContentType: contentType },
+      partSize: PART_SIZE,
+      queueSize: QUEUE_SIZE,
+    });
     await up.done();
   }
 
@@ -101,7 +111,9 @@ export function createS3BlobStore(opts: S3BlobStoreOptions): S3BlobStore {
       const Key = objectKey(key);
       if (range) checkRangeShape(range);
       try {
-        const res = await client.send(new GetObjectCommand({ Bucket, Key, Range: range ? `bytes=${range.start}-${range.end}` : undefined }));
+        const res = await client.send(
+          new GetObjectCommand({ Bucket, Key, Range: range ? `bytes=${range.start}-${range.end}` : undefined }),
+        );
         const body = res.Body as Readable;
         return range ? exactRange(body, range, res.ContentRange, res.ContentLength) : body;
       } catch (err) {
@@ -125,7 +137,14 @@ export function createS3BlobStore(opts: S3BlobStoreOptions): S3BlobStore {
       validatePrefix(prefix);
       let ContinuationToken: string | undefined;
       do {
-        const page = await client.send(new ListObjectsV2Command({ Bucket, Prefix: `${root}${prefix}`, ContinuationToken, MaxKeys: opts.listPageSize }));
+        const page = await client.send(
+          new ListObjectsV2Command({
+            Bucket,
+            Prefix: `${root}${prefix}`,
+            ContinuationToken,
+            MaxKeys: opts.listPageSize,
+          }),
+        );
         for (const obj of page.Contents ?? []) {
           const key = obj.Key?.startsWith(root) ? obj.Key.slice(root.length) : null;
           if (key && isValidKey(key)) yield key; // skips the health probe's '.probe/' objects
@@ -142,7 +161,9 @@ export function createS3BlobStore(opts: S3BlobStoreOptions): S3BlobStore {
         await client.send(new DeleteObjectCommand({ Bucket, Key }));
       } catch (err) {
         const why = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-        throw new AppError('service_unavailable', `Blob storage (S3 bucket "${Bucket}") is not writable: ${why}`, { cause: err });
+        throw new AppError('service_unavailable', `Blob storage (S3 bucket "${Bucket}") is not writable: ${why}`, {
+          cause: err,
+        });
       }
     },
 
@@ -170,7 +191,11 @@ export function createS3Client(opts: Pick<S3BlobStoreOptions, 'endpoint' | 'regi
     requestChecksumCalculation: thirdParty ? 'WHEN_REQUIRED' : 'WHEN_SUPPORTED',
     responseChecksumValidation: thirdParty ? 'WHEN_REQUIRED' : 'WHEN_SUPPORTED',
     // Streamed deliveries hold a socket each for as long as the client downloads: the default of 50 is low.
-    requestHandler: { httpAgent: { keepAlive: true, maxSockets: 512 }, httpsAgent: { keepAlive: true, maxSockets: 512 }, connectionTimeout: 10_000 },
+    requestHandler: {
+      httpAgent: { keepAlive: true, maxSockets: 512 },
+      httpsAgent: { keepAlive: true, maxSockets: 512 },
+      connectionTimeout: 10_000,
+    },
   });
 }
 

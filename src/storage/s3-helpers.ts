@@ -38,7 +38,12 @@ export const pastTheEnd = () => new AppError('bad_request', 'Byte range starts p
  * object, and a server may ignore Range altogether (200 with the full body). Content-Range (or
  * its absence) says what came back, so the body is trimmed to the requested slice when needed.
  */
-export function exactRange(body: Readable, range: ByteRange, contentRange: string | undefined, contentLength: number | undefined): Readable {
+export function exactRange(
+  body: Readable,
+  range: ByteRange,
+  contentRange: string | undefined,
+  contentLength: number | undefined,
+): Readable {
   const m = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(contentRange ?? '');
   const got = m
     ? { start: Number(m[1]), end: Number(m[2]), size: m[3] === '*' ? Infinity : Number(m[3]) }

@@ -69,10 +69,7 @@ export async function issueServerCert(ca: PemPair, hosts: TlsHosts, opts: IssueO
       { name: 'extKeyUsage', serverAuth: true },
       {
         name: 'subjectAltName',
-        altNames: [
-          ...hosts.dns.map((value) => ({ type: 2, value })),
-          ...hosts.ips.map((ip) => ({ type: 7, ip })),
-        ],
+        altNames: [...hosts.dns.map((value) => ({ type: 2, value })), ...hosts.ips.map((ip) => ({ type: 7, ip }))],
       },
       { name: 'subjectKeyIdentifier' },
       { name: 'authorityKeyIdentifier', keyIdentifier: caCert.generateSubjectKeyIdentifier().getBytes() },

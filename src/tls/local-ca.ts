@@ -86,8 +86,13 @@ function serverUnusable(server: PemPair, ca: PemPair, hosts: TlsHosts, now: Date
   const validity = validityProblem(x509, now);
   if (validity) return validity;
   // Exact SAN match for names (wildcards must not stand in for a requested name, and vice versa).
-  const sanDns = new Set([...(x509.subjectAltName ?? '').matchAll(/(?:^|, )DNS:([^,]+)/g)].map((m) => m[1]?.toLowerCase()));
-  const missing = [...hosts.dns.filter((h) => !sanDns.has(h)), ...hosts.ips.filter((ip) => x509.checkIP(ip) === undefined)];
+  const sanDns = new Set(
+    [...(x509.subjectAltName ?? '').matchAll(/(?:^|, )DNS:([^,]+)/g)].map((m) => m[1]?.toLowerCase()),
+  );
+  const missing = [
+    ...hosts.dns.filter((h) => !sanDns.has(h)),
+    ...hosts.ips.filter((ip) => x509.checkIP(ip) === undefined),
+  ];
   return missing.length > 0 ? `does not cover ${missing.join(', ')}` : null;
 }
 

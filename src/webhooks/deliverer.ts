@@ -38,11 +38,22 @@ export class WebhookDeliverer {
    * be replayed elsewhere), and the shared client follows them; so unless a client is given,
    * the deliverer uses its own guarded client with the same URL policy and maxRedirects 0.
    */
-  constructor(private readonly deps: Deps, private readonly opts: { concurrency: number; pollMs: number; client?: Pick<Outbound, 'request'> }) {
+  constructor(
+    private readonly deps: Deps,
+    private readonly opts: { concurrency: number; pollMs: number; client?: Pick<Outbound, 'request'> },
+  ) {
     this.ownsClient = opts.client === undefined;
-    this.client = opts.client ?? createGuardedClient({ ...deps.config.fetch, maxRedirects: 0, maxBytes: MAX_RESPONSE_BYTES, userAgent: USER_AGENT });
+    this.client =
+      opts.client ??
+      createGuardedClient({
+        ...deps.config.fetch,
+        maxRedirects: 0,
+        maxBytes: MAX_RESPONSE_BYTES,
+        userAgent: USER_AGENT,
+      });
     this.poller = new Poller({
-      signal: WEBHOOK_READY, pollMs: opts.pollMs,
+      signal: WEBHOOK_READY,
+      pollMs: opts.pollMs,
       pass: () => this.pump(),
       onError: (err) => deps.log.error({ err }, 'claiming a webhook delivery failed'),
     });
@@ -75,22 +86,38 @@ export class WebhookDeliverer {
 
   private async claim(): Promise<WebhookDeliveriesTable | undefined> {
     const now = this.deps.clock.now();
-    return this.deps.db.updateTable('webhook_deliveries')
+    return this.deps.db
+      .updateTable('webhook_deliveries')
       .set({ lease_expires: iso(new Date(now.getTime() + LEASE_MS)), updated: iso(now) })
-      .where('id', '=', (eb) => eb.selectFrom('webhook_deliveries').select('id')
-        .where('status', '=', 'pending').where('next_attempt', '<=', iso(now))
-        .where((w) => w.or([w('lease_expires', 'is', null), w('lease_expires', '<', iso(now))]))
-        .orderBy('next_attempt').limit(1))
+      .where('id', '=', (eb) =>
+        eb
+          .selectFrom('webhook_deliveries')
+          .select('id')
+          .where('status', '=', 'pending')
+          .where('next_attempt', '<=', iso(now))
+          .where((w) => w.or([w('lease_expires', 'is', null), w('lease_expires', '<', iso(now))]))
+          .orderBy('next_attempt')
+          .limit(1),
+      )
       .where((w) => w.or([w('lease_expires', 'is', null), w('lease_expires', '<', iso(now))]))
       .returningAll()
       .executeTakeFirst();
   }
 
   /** Who signs and which webhook-id: the endpoint's secrets and the event id, or the project's secrets for task webhooks. */
-  private async target(row: WebhookDeliveriesTable): Promise<{ secrets: string[]; webhookId: string } | { notSent: string }> {
-    if (row.endpoint_id === null) return { secrets: await projectSigningSecrets(this.deps.db, row.project_id, this.deps.clock.now()), webhookId: row.id };
-    const endpoint = await this.deps.db.selectFrom('webhook_endpoints').select(['status', 'secret', 'secret_previous', 'secret_rotated'])
-      .where('id', '=', row.endpoint_id).executeTakeFirst();
+  private async target(
+    row: WebhookDeliveriesTable,
+  ): Promise<{ secrets: string[]; webhookId: string } | { notSent: string }> {
+    if (row.endpoint_id === null)
+      return {
+        secrets: await projectSigningSecrets(this.deps.db, row.project_id, this.deps.clock.now()),
+        webhookId: row.id,
+      };
+    const endpoint = await this.deps.db
+      .selectFrom('webhook_endpoints')
+      .select(['status', 'secret', 'secret_previous', 'secret_rotated'])
+      .where('id', '=', row.endpoint_id)
+      .executeTakeFirst();
     if (!endpoint) return { notSent: NOT_SENT_DELETED };
     if (endpoint.status !== 'active') return { notSent: NOT_SENT_DISABLED };
     // The event id is stable across retries and manual re-sends, so receivers can dedupe by it.
@@ -115,7 +142,10 @@ export class WebhookDeliverer {
       } else {
         const timestamp = Math.floor(deps.clock.now().getTime() / 1000);
         const res = await this.client.request(row.url, {
-          method: 'POST', headers: webhookHeaders(target.secrets, target.webhookId, timestamp, row.payload), body: row.payload, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+          method: 'POST',
+          headers: webhookHeaders(target.secrets, target.webhookId, timestamp, row.payload),
+          body: row.payload,
+          signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
         });
         statusCode = res.status;
         retryAfter = parseRetryAfter(res.headers['retry-after'], deps.clock.now());
@@ -126,26 +156,54 @@ export class WebhookDeliverer {
       error = isAppError(err) ? err.message : err instanceof Error ? err.message : String(err);
       refused = isAppError(err) && err.code === 'source_refused';
       // The client refuses to follow (maxRedirects 0): say so plainly rather than "too many redirects".
-      if (isAppError(err) && err.message.startsWith('too many redirects')) error = 'the receiver answered with a redirect (3xx); webhooks do not follow redirects: use the final URL';
+      if (isAppError(err) && err.message.startsWith('too many redirects'))
+        error = 'the receiver answered with a redirect (3xx); webhooks do not follow redirects: use the final URL';
     }
     const now = deps.clock.now();
     const delivered = error === null;
     const delay = delivered || notSent || refused || statusCode === 410 ? null : nextDelayMs(attempt, retryAfter);
     const status = delivered ? 'delivered' : delay === null ? 'failed' : 'pending';
     // Only the last scheduled attempt counts toward disabling an endpoint; later manual retries do not.
-    const outcome = delivered ? 'delivered' : notSent ? 'other' : statusCode === 410 ? 'gone' : refused || (delay === null && attempt === MAX_ATTEMPTS) ? 'exhausted' : 'other';
+    const outcome = delivered
+      ? 'delivered'
+      : notSent
+        ? 'other'
+        : statusCode === 410
+          ? 'gone'
+          : refused || (delay === null && attempt === MAX_ATTEMPTS)
+            ? 'exhausted'
+            : 'other';
     await deps.db.transaction().execute(async (trx) => {
-      await trx.insertInto('webhook_attempts').values({
-        id: newId('attempt'), delivery_id: row.id, attempt, status_code: statusCode, error, duration_ms: notSent ? 0 : Date.now() - started, created: iso(now),
-      }).execute();
-      await trx.updateTable('webhook_deliveries').set({
-        status, attempts: attempt, lease_expires: null, updated: iso(now),
-        next_attempt: delay === null ? row.next_attempt : iso(new Date(now.getTime() + delay)),
-      }).where('id', '=', row.id).execute();
+      await trx
+        .insertInto('webhook_attempts')
+        .values({
+          id: newId('attempt'),
+          delivery_id: row.id,
+          attempt,
+          status_code: statusCode,
+          error,
+          duration_ms: notSent ? 0 : Date.now() - started,
+          created: iso(now),
+        })
+        .execute();
+      await trx
+        .updateTable('webhook_deliveries')
+        .set({
+          status,
+          attempts: attempt,
+          lease_expires: null,
+          updated: iso(now),
+          next_attempt: delay === null ? row.next_attempt : iso(new Date(now.getTime() + delay)),
+        })
+        .where('id', '=', row.id)
+        .execute();
       if (row.endpoint_id !== null) await recordEndpointOutcome(deps.log, trx, row.endpoint_id, outcome, now);
     });
     countWebhookDelivery(status); // metrics
-    deps.log[delivered ? 'info' : 'warn']({ delivery: row.id, endpoint: row.endpoint_id ?? undefined, url: row.url, attempt, statusCode, error, status }, 'webhook attempt');
+    deps.log[delivered ? 'info' : 'warn'](
+      { delivery: row.id, endpoint: row.endpoint_id ?? undefined, url: row.url, attempt, statusCode, error, status },
+      'webhook attempt',
+    );
   }
 }
 

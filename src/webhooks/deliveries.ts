@@ -18,14 +18,29 @@ export type DeliveryStatus = WebhookDeliveriesTable['status'];
 
 async function withAttempts(db: Kysely<Database>, rows: WebhookDeliveriesTable[]): Promise<DeliveryObject[]> {
   if (rows.length === 0) return [];
-  const attempts = await db.selectFrom('webhook_attempts').selectAll().where('delivery_id', 'in', rows.map((r) => r.id)).orderBy('attempt').orderBy('created').execute();
+  const attempts = await db
+    .selectFrom('webhook_attempts')
+    .selectAll()
+    .where(
+      'delivery_id',
+      'in',
+      rows.map((r) => r.id),
+    )
+    .orderBy('attempt')
+    .orderBy('created')
+    .execute();
   const byDelivery = new Map<string, WebhookAttemptsTable[]>(rows.map((r) => [r.id, []]));
   for (const a of attempts) byDelivery.get(a.delivery_id)?.push(a);
   return rows.map((r) => toDeliveryObject(r, byDelivery.get(r.id) ?? []));
 }
 
 /** Newest first, each with its attempts in order. */
-export async function listDeliveries(db: Kysely<Database>, endpointId: string, request: PageRequest, status?: DeliveryStatus): Promise<Page<DeliveryObject>> {
+export async function listDeliveries(
+  db: Kysely<Database>,
+  endpointId: string,
+  request: PageRequest,
+  status?: DeliveryStatus,
+): Promise<Page<DeliveryObject>> {
   let q = db.selectFrom('webhook_deliveries').where('endpoint_id', '=', endpointId);
   if (status) q = q.where('status', '=', status);
   const page = await listPage(q, (f) => f.selectAll().orderBy('created', 'desc').orderBy('id', 'desc'), request);
@@ -33,7 +48,12 @@ export async function listDeliveries(db: Kysely<Database>, endpointId: string, r
 }
 
 async function findDelivery(db: Kysely<Database>, endpointId: string, id: string): Promise<WebhookDeliveriesTable> {
-  const row = await db.selectFrom('webhook_deliveries').selectAll().where('endpoint_id', '=', endpointId).where('id', '=', id).executeTakeFirst();
+  const row = await db
+    .selectFrom('webhook_deliveries')
+    .selectAll()
+    .where('endpoint_id', '=', endpointId)
+    .where('id', '=', id)
+    .executeTakeFirst();
   if (!row) throw new AppError('not_found', `no delivery ${id} for webhook endpoint ${endpointId}`);
   return row;
 }
@@ -49,10 +69,23 @@ export async function getDelivery(db: Kysely<Database>, endpointId: string, id: 
  * dedupe by id see a duplicate). It goes to the endpoint's current url, so fixing the url
  * and retrying reaches the receiver. The endpoint must be active.
  */
-export async function retryDelivery(trx: Kysely<Database>, endpoint: { id: string; url: string; status: string }, id: string, now: Date): Promise<DeliveryObject> {
+export async function retryDelivery(
+  trx: Kysely<Database>,
+  endpoint: { id: string; url: string; status: string },
+  id: string,
+  now: Date,
+): Promise<DeliveryObject> {
   const row = await findDelivery(trx, endpoint.id, id);
-  if (endpoint.status !== 'active') throw new AppError('conflict', `webhook endpoint ${endpoint.id} is disabled; enable it (PATCH status active) before retrying its deliveries`);
-  await trx.updateTable('webhook_deliveries').set({ status: 'pending', next_attempt: iso(now), url: endpoint.url, updated: iso(now) }).where('id', '=', row.id).execute();
+  if (endpoint.status !== 'active')
+    throw new AppError(
+      'conflict',
+      `webhook endpoint ${endpoint.id} is disabled; enable it (PATCH status active) before retrying its deliveries`,
+    );
+  await trx
+    .updateTable('webhook_deliveries')
+    .set({ status: 'pending', next_attempt: iso(now), url: endpoint.url, updated: iso(now) })
+    .where('id', '=', row.id)
+    .execute();
   await wake(trx, WEBHOOK_READY);
   return getDelivery(trx, endpoint.id, id);
 }
@@ -62,18 +95,49 @@ export async function retryDelivery(trx: Kysely<Database>, endpoint: { id: strin
  * says why nothing was sent. One in flight finishes; the deliverer checks the endpoint
  * before any later attempt.
  */
-export async function failPendingDeliveries(trx: Kysely<Database>, endpointId: string, reason: string, now: Date): Promise<number> {
-  const rows = await trx.selectFrom('webhook_deliveries').select(['id', 'attempts'])
-    .where('endpoint_id', '=', endpointId).where('status', '=', 'pending')
+export async function failPendingDeliveries(
+  trx: Kysely<Database>,
+  endpointId: string,
+  reason: string,
+  now: Date,
+): Promise<number> {
+  const rows = await trx
+    .selectFrom('webhook_deliveries')
+    .select(['id', 'attempts'])
+    .where('endpoint_id', '=', endpointId)
+    .where('status', '=', 'pending')
     .where((w) => w.or([w('lease_expires', 'is', null), w('lease_expires', '<', iso(now))]))
     .execute();
   for (let i = 0; i < rows.length; i += 200) {
     const chunk = rows.slice(i, i + 200);
-    await trx.insertInto('webhook_attempts').values(chunk.map((r) => ({
-      id: newId('attempt'), delivery_id: r.id, attempt: r.attempts + 1, status_code: null, error: reason, duration_ms: 0, created: iso(now),
-    }))).execute();
-    await trx.updateTable('webhook_deliveries').set((eb) => ({ status: 'failed' as const, attempts: eb('attempts', '+', 1), lease_expires: null, updated: iso(now) }))
-      .where('id', 'in', chunk.map((r) => r.id)).execute();
+    await trx
+      .insertInto('webhook_attempts')
+      .values(
+        chunk.map((r) => ({
+          id: newId('attempt'),
+          delivery_id: r.id,
+          attempt: r.attempts + 1,
+          status_code: null,
+          error: reason,
+          duration_ms: 0,
+          created: iso(now),
+        })),
+      )
+      .execute();
+    await trx
+      .updateTable('webhook_deliveries')
+      .set((eb) => ({
+        status: 'failed' as const,
+        attempts: eb('attempts', '+', 1),
+        lease_expires: null,
+        updated: iso(now),
+      }))
+      .where(
+        'id',
+        'in',
+        chunk.map((r) => r.id),
+      )
+      .execute();
   }
   return rows.length;
 }

@@ -9,7 +9,8 @@ import { EVENT_TYPES } from '../events/record.js';
 export const ALL_EVENTS = '*';
 export const MAX_URL_LENGTH = 2048;
 
-const invalid = (field: string, message: string) => new AppError('validation_failed', `the request is not valid: ${field} ${message}`, { details: [{ field, message }] });
+const invalid = (field: string, message: string) =>
+  new AppError('validation_failed', `the request is not valid: ${field} ${message}`, { details: [{ field, message }] });
 
 /**
  * Refuses URLs that can never be delivered: not http(s), credentials in the URL, or an IP
@@ -17,7 +18,11 @@ const invalid = (field: string, message: string) => new AppError('validation_fai
  * change); the guarded client checks every address again at delivery time. Used for webhook
  * endpoints (`url`) and task webhooks (`webhook_url`).
  */
-export function checkEndpointUrl(raw: string, policy: Pick<UrlPolicy, 'allowPrivate' | 'allowHosts'>, field = 'url'): string {
+export function checkEndpointUrl(
+  raw: string,
+  policy: Pick<UrlPolicy, 'allowPrivate' | 'allowHosts'>,
+  field = 'url',
+): string {
   let url: URL;
   try {
     url = parseFetchUrl(raw);
@@ -26,11 +31,22 @@ export function checkEndpointUrl(raw: string, policy: Pick<UrlPolicy, 'allowPriv
   }
   if (raw.length > MAX_URL_LENGTH) throw invalid(field, `is longer than ${MAX_URL_LENGTH} characters`);
   if (policy.allowPrivate || isAllowedHost(url, policy.allowHosts)) return url.href;
-  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase().replace(/\.$/, '');
-  if (host === 'localhost' || host.endsWith('.localhost')) throw invalid(field, `points at ${host}, a loopback name; set MEDIAD_ALLOW_PRIVATE_URLS or MEDIAD_ALLOWED_URL_HOSTS to allow it`);
+  const host = url.hostname
+    .replace(/^\[|\]$/g, '')
+    .toLowerCase()
+    .replace(/\.$/, '');
+  if (host === 'localhost' || host.endsWith('.localhost'))
+    throw invalid(
+      field,
+      `points at ${host}, a loopback name; set MEDIAD_ALLOW_PRIVATE_URLS or MEDIAD_ALLOWED_URL_HOSTS to allow it`,
+    );
   if (net.isIP(host) !== 0) {
     const cls = classifyAddress(host);
-    if (cls !== 'public') throw invalid(field, `points at ${host}, which is ${describeClass(cls)}; set MEDIAD_ALLOW_PRIVATE_URLS or MEDIAD_ALLOWED_URL_HOSTS to allow it`);
+    if (cls !== 'public')
+      throw invalid(
+        field,
+        `points at ${host}, which is ${describeClass(cls)}; set MEDIAD_ALLOW_PRIVATE_URLS or MEDIAD_ALLOWED_URL_HOSTS to allow it`,
+      );
   }
   return url.href;
 }
@@ -40,9 +56,16 @@ export function normaliseEvents(events: readonly string[]): string[] {
   if (events.includes(ALL_EVENTS)) return [ALL_EVENTS];
   const unknown = events.filter((e) => !(EVENT_TYPES as readonly string[]).includes(e));
   if (unknown.length > 0) {
-    throw new AppError('validation_failed', `the request is not valid: events has unknown types ${unknown.join(', ')}`, {
-      details: unknown.map((e) => ({ field: 'events', message: `${e} is not an event type (one of ${EVENT_TYPES.join(', ')}, or *)` })),
-    });
+    throw new AppError(
+      'validation_failed',
+      `the request is not valid: events has unknown types ${unknown.join(', ')}`,
+      {
+        details: unknown.map((e) => ({
+          field: 'events',
+          message: `${e} is not an event type (one of ${EVENT_TYPES.join(', ')}, or *)`,
+        })),
+      },
+    );
   }
   return [...new Set(events)];
 }

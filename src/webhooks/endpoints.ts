@@ -24,26 +24,60 @@ export function endpointSecrets(row: SecretColumns, now: Date): string[] {
 
 /** The endpoint as the API shows it at `now`; the secret only when it was just made (create, rotate). */
 export function toEndpointObject(row: WebhookEndpointsTable, now: Date, withSecret = false): EndpointObject {
-  return endpointShape(row, previousSecretExpires({ previous: row.secret_previous, rotated: row.secret_rotated }, now), withSecret);
+  return endpointShape(
+    row,
+    previousSecretExpires({ previous: row.secret_previous, rotated: row.secret_rotated }, now),
+    withSecret,
+  );
 }
 
 /** Disables an active endpoint and fails its pending deliveries; `why` is logged. */
-export async function disableEndpoint(log: Logger, trx: Kysely<Database>, id: string, why: string, now: Date): Promise<void> {
-  const res = await trx.updateTable('webhook_endpoints').set({ status: 'disabled', updated: iso(now) }).where('id', '=', id).where('status', '=', 'active').executeTakeFirst();
+export async function disableEndpoint(
+  log: Logger,
+  trx: Kysely<Database>,
+  id: string,
+  why: string,
+  now: Date,
+): Promise<void> {
+  const res = await trx
+    .updateTable('webhook_endpoints')
+    .set({ status: 'disabled', updated: iso(now) })
+    .where('id', '=', id)
+    .where('status', '=', 'active')
+    .executeTakeFirst();
   if (Number(res.numUpdatedRows) === 0) return;
   await failPendingDeliveries(trx, id, NOT_SENT_DISABLED, now);
   log.warn({ endpoint: id, why }, 'webhook endpoint disabled');
 }
 
 /** Bookkeeping after an endpoint delivery attempt, in the deliverer's transaction. */
-export async function recordEndpointOutcome(log: Logger, trx: Kysely<Database>, id: string, outcome: EndpointOutcome, now: Date): Promise<void> {
+export async function recordEndpointOutcome(
+  log: Logger,
+  trx: Kysely<Database>,
+  id: string,
+  outcome: EndpointOutcome,
+  now: Date,
+): Promise<void> {
   if (outcome === 'delivered') {
-    await trx.updateTable('webhook_endpoints').set({ failed_deliveries: 0 }).where('id', '=', id).where('failed_deliveries', '!=', 0).execute();
+    await trx
+      .updateTable('webhook_endpoints')
+      .set({ failed_deliveries: 0 })
+      .where('id', '=', id)
+      .where('failed_deliveries', '!=', 0)
+      .execute();
   } else if (outcome === 'gone') {
     await disableEndpoint(log, trx, id, 'the receiver answered 410 Gone', now);
   } else if (outcome === 'exhausted') {
-    await trx.updateTable('webhook_endpoints').set((eb) => ({ failed_deliveries: eb('failed_deliveries', '+', 1) })).where('id', '=', id).execute();
-    const row = await trx.selectFrom('webhook_endpoints').select('failed_deliveries').where('id', '=', id).executeTakeFirst();
+    await trx
+      .updateTable('webhook_endpoints')
+      .set((eb) => ({ failed_deliveries: eb('failed_deliveries', '+', 1) }))
+      .where('id', '=', id)
+      .execute();
+    const row = await trx
+      .selectFrom('webhook_endpoints')
+      .select('failed_deliveries')
+      .where('id', '=', id)
+      .executeTakeFirst();
     if (row && row.failed_deliveries >= DISABLE_AFTER_EXHAUSTED) {
       await disableEndpoint(log, trx, id, `${row.failed_deliveries} deliveries in a row failed after every retry`, now);
     }

@@ -12,16 +12,38 @@ import { subscribes } from './endpoint-rules.js';
  * (endpoint_id, event_id) index makes a second fan-out of the same event a no-op.
  */
 export const endpointConsumer: EventConsumer = async (deps, trx, event) => {
-  const endpoints = await trx.selectFrom('webhook_endpoints').select(['id', 'url', 'events'])
-    .where('project_id', '=', event.project_id).where('status', '=', 'active').where('created', '<=', event.created)
+  const endpoints = await trx
+    .selectFrom('webhook_endpoints')
+    .select(['id', 'url', 'events'])
+    .where('project_id', '=', event.project_id)
+    .where('status', '=', 'active')
+    .where('created', '<=', event.created)
     .execute();
   const targets = endpoints.filter((e) => subscribes(JSON.parse(e.events) as string[], event.type));
   if (targets.length === 0) return;
   const payload = JSON.stringify(toEventObject(event));
   const now = iso(deps.clock.now());
-  await trx.insertInto('webhook_deliveries').values(targets.map((e) => ({
-    id: newId('delivery'), project_id: event.project_id, task_id: null, url: e.url, event_type: event.type, payload,
-    status: 'pending' as const, attempts: 0, next_attempt: now, lease_expires: null, created: now, updated: now, endpoint_id: e.id, event_id: event.id,
-  }))).onConflict((oc) => oc.columns(['endpoint_id', 'event_id']).doNothing()).execute();
+  await trx
+    .insertInto('webhook_deliveries')
+    .values(
+      targets.map((e) => ({
+        id: newId('delivery'),
+        project_id: event.project_id,
+        task_id: null,
+        url: e.url,
+        event_type: event.type,
+        payload,
+        status: 'pending' as const,
+        attempts: 0,
+        next_attempt: now,
+        lease_expires: null,
+        created: now,
+        updated: now,
+        endpoint_id: e.id,
+        event_id: event.id,
+      })),
+    )
+    .onConflict((oc) => oc.columns(['endpoint_id', 'event_id']).doNothing())
+    .execute();
   await wake(trx, WEBHOOK_READY);
 };

@@ -6,7 +6,11 @@ export const MAX_ATTEMPTS = RETRY_SCHEDULE_MS.length;
 const MAX_RETRY_AFTER_MS = 24 * 3600_000;
 
 /** Delay before the next attempt after `attemptsMade` attempts, or null when the schedule is exhausted. */
-export function nextDelayMs(attemptsMade: number, retryAfterMs: number | null = null, random = Math.random): number | null {
+export function nextDelayMs(
+  attemptsMade: number,
+  retryAfterMs: number | null = null,
+  random = Math.random,
+): number | null {
   const planned = RETRY_SCHEDULE_MS[attemptsMade];
   if (planned === undefined) return null;
   const jittered = Math.round(planned * (0.9 + 0.2 * random()));

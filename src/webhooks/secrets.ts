@@ -31,6 +31,13 @@ export function signingSecrets(s: SecretPair, now: Date): string[] {
 
 /** A project's secrets, as task webhooks are signed with them. */
 export async function projectSigningSecrets(db: Kysely<Database>, projectId: string, now: Date): Promise<string[]> {
-  const row = await db.selectFrom('projects').select(['webhook_secret', 'webhook_secret_previous', 'webhook_secret_rotated']).where('id', '=', projectId).executeTakeFirstOrThrow();
-  return signingSecrets({ current: row.webhook_secret, previous: row.webhook_secret_previous, rotated: row.webhook_secret_rotated }, now);
+  const row = await db
+    .selectFrom('projects')
+    .select(['webhook_secret', 'webhook_secret_previous', 'webhook_secret_rotated'])
+    .where('id', '=', projectId)
+    .executeTakeFirstOrThrow();
+  return signingSecrets(
+    { current: row.webhook_secret, previous: row.webhook_secret_previous, rotated: row.webhook_secret_rotated },
+    now,
+  );
 }

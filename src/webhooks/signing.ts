@@ -13,7 +13,12 @@ export function sign(secret: string, id: string, timestampSeconds: number, body:
   return `v1,${createHmac('sha256', secretBytes(secret)).update(`${id}.${timestampSeconds}.${body}`).digest('base64')}`;
 }
 
-export function webhookHeaders(secrets: string[], id: string, timestampSeconds: number, body: string): Record<string, string> {
+export function webhookHeaders(
+  secrets: string[],
+  id: string,
+  timestampSeconds: number,
+  body: string,
+): Record<string, string> {
   return {
     'content-type': 'application/json',
     'webhook-id': id,

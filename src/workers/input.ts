@@ -18,13 +18,23 @@ import { parseChain } from '../shapes/events.js';
  * media (as POST /files does) and recorded on the task in the same transaction, so a
  * retry reuses it instead of fetching and creating it again.
  */
-export async function resolveInput(deps: Deps, task: TasksTable, workDir: string, signal: AbortSignal): Promise<KindInput> {
+export async function resolveInput(
+  deps: Deps,
+  task: TasksTable,
+  workDir: string,
+  signal: AbortSignal,
+): Promise<KindInput> {
   let fileId = task.input_file_id;
   if (!fileId) {
     if (!task.input_url) throw new Error(`task ${task.id} has neither an input file nor a url`);
     const download = scratchPath({ tmpDir: workDir }, 'source');
     await deps.outbound.download(task.input_url, download, { signal });
-    const staged = await stageLocalFile(deps, { projectId: task.project_id, chain: parseChain(task.chain) }, download, {});
+    const staged = await stageLocalFile(
+      deps,
+      { projectId: task.project_id, chain: parseChain(task.chain) },
+      download,
+      {},
+    );
     try {
       fileId = await transact(deps.db, async (trx) => {
         const file = await staged.insert(trx);

@@ -16,7 +16,13 @@ import { advance, startSteps } from '../workflows/runner.js';
  * next workflow steps. A failed transaction leaves no row and abandons the staged blobs; a lost
  * lease (the task was cancelled or taken over meanwhile) rolls everything back.
  */
-export async function applyResult(deps: Deps, task: TasksTable, target: TaskTarget, input: KindInput | null, result: KindResult): Promise<void> {
+export async function applyResult(
+  deps: Deps,
+  task: TasksTable,
+  target: TaskTarget,
+  input: KindInput | null,
+  result: KindResult,
+): Promise<void> {
   const now = () => iso(deps.clock.now());
   if ('steps' in result) {
     if (!input) throw new Error('a workflow runs on an input file');
@@ -27,7 +33,13 @@ export async function applyResult(deps: Deps, task: TasksTable, target: TaskTarg
     return;
   }
   if ('output' in result) {
-    await transact(deps.db, async (trx) => advance(trx, await complete(trx, task, { outputFileId: null, output: result.output, results: result.results }, now()), now()));
+    await transact(deps.db, async (trx) =>
+      advance(
+        trx,
+        await complete(trx, task, { outputFileId: null, output: result.output, results: result.results }, now()),
+        now(),
+      ),
+    );
     return;
   }
   const staged = await stage(deps, task, target, input, result);
@@ -35,7 +47,11 @@ export async function applyResult(deps: Deps, task: TasksTable, target: TaskTarg
     await transact(deps.db, async (trx) => {
       const [output] = await staged.insert(trx);
       if (!output) throw new Error('a task stored no output file');
-      await advance(trx, await complete(trx, task, { outputFileId: output.id, output: fileSummary(output) }, now()), now());
+      await advance(
+        trx,
+        await complete(trx, task, { outputFileId: output.id, output: fileSummary(output) }, now()),
+        now(),
+      );
     });
     staged.committed();
   } catch (err) {
@@ -44,7 +60,13 @@ export async function applyResult(deps: Deps, task: TasksTable, target: TaskTarg
 }
 
 /** The files to store: a new file (and media) for an ingest, else outputs in the input's media. */
-async function stage(deps: Deps, task: TasksTable, target: TaskTarget, input: KindInput | null, result: Extract<KindResult, { files: unknown } | { ingested: unknown }>): Promise<Staged<FileObject[]>> {
+async function stage(
+  deps: Deps,
+  task: TasksTable,
+  target: TaskTarget,
+  input: KindInput | null,
+  result: Extract<KindResult, { files: unknown } | { ingested: unknown }>,
+): Promise<Staged<FileObject[]>> {
   const scope = { projectId: task.project_id, chain: parseChain(task.chain) };
   if ('ingested' in result) {
     const { path, ...file } = result.ingested;
@@ -53,10 +75,18 @@ async function stage(deps: Deps, task: TasksTable, target: TaskTarget, input: Ki
   }
   if (!input) throw new Error('a kind that produces files runs on an input file');
   const folder = target.folder ?? input.file.folder;
-  return stageOutputs(deps, scope, input.file.media_id, result.files.map((f, i) => ({
-    path: f.path, facts: f, probe: f.probe, folder,
-    // files[0] is the task's output: the task's filename and ref; further files name their own.
-    filename: i === 0 ? target.filename ?? f.filename : f.filename,
-    ref: f.ref !== undefined ? f.ref : i === 0 ? target.ref ?? null : null,
-  })));
+  return stageOutputs(
+    deps,
+    scope,
+    input.file.media_id,
+    result.files.map((f, i) => ({
+      path: f.path,
+      facts: f,
+      probe: f.probe,
+      folder,
+      // files[0] is the task's output: the task's filename and ref; further files name their own.
+      filename: i === 0 ? (target.filename ?? f.filename) : f.filename,
+      ref: f.ref !== undefined ? f.ref : i === 0 ? (target.ref ?? null) : null,
+    })),
+  );
 }

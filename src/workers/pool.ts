@@ -27,7 +27,12 @@ const PROGRESS_WRITE_MS = 500;
 
 /** The kind's own options: a task's `options` also show where its output goes (its target). */
 function kindOptions(task: TasksTable): Record<string, unknown> {
-  const { folder: _folder, filename: _filename, ref: _ref, ...options } = JSON.parse(task.options) as Record<string, unknown>;
+  const {
+    folder: _folder,
+    filename: _filename,
+    ref: _ref,
+    ...options
+  } = JSON.parse(task.options) as Record<string, unknown>;
   return options;
 }
 
@@ -59,9 +64,13 @@ export class WorkerPool {
   private readonly poller: Poller;
   private readonly onCancel = (id: string) => this.running.get(id)?.abort(new StopReason('cancelled'));
 
-  constructor(private readonly deps: Deps, private readonly opts: PoolOptions) {
+  constructor(
+    private readonly deps: Deps,
+    private readonly opts: PoolOptions,
+  ) {
     this.poller = new Poller({
-      signal: TASK_READY, pollMs: opts.pollMs,
+      signal: TASK_READY,
+      pollMs: opts.pollMs,
       pass: async (timer) => {
         if (timer) await this.recoverExpired().catch((err: unknown) => deps.log.warn({ err }, 'lease recovery failed'));
         await this.fill();
@@ -107,7 +116,10 @@ export class WorkerPool {
     const now = this.deps.clock.now();
     for (const task of await expiredLeases(this.deps.db, now)) {
       if (task.attempts >= task.max_attempts) {
-        await this.end(task, { code: 'worker_lost', message: `the worker running this task stopped responding ${task.attempts} times` });
+        await this.end(task, {
+          code: 'worker_lost',
+          message: `the worker running this task stopped responding ${task.attempts} times`,
+        });
       } else if (await release(this.deps.db, task, now, now)) {
         this.deps.log.warn({ task: task.id, owner: task.lease_owner }, 'lease expired: task put back');
       }
@@ -131,20 +143,36 @@ export class WorkerPool {
     const log = deps.log.child({ task: task.id, kind: task.kind, attempt: task.attempts });
     let progress: number | undefined;
     let progressWritten = 0;
-    const beat = setInterval(() => {
-      heartbeat(deps.db, task, this.opts.leaseMs, deps.clock.now(), progress)
-        .then((ours) => { if (!ours) controller.abort(new StopReason('lease_lost')); })
-        .catch((err: unknown) => log.warn({ err }, 'heartbeat failed'));
-    }, Math.max(50, Math.floor(this.opts.leaseMs / 3)));
-    const timeout = setTimeout(() => controller.abort(Object.assign(new Error('task timeout'), { reason: 'timeout' })), policy.timeoutMs);
+    const beat = setInterval(
+      () => {
+        heartbeat(deps.db, task, this.opts.leaseMs, deps.clock.now(), progress)
+          .then((ours) => {
+            if (!ours) controller.abort(new StopReason('lease_lost'));
+          })
+          .catch((err: unknown) => log.warn({ err }, 'heartbeat failed'));
+      },
+      Math.max(50, Math.floor(this.opts.leaseMs / 3)),
+    );
+    const timeout = setTimeout(
+      () => controller.abort(Object.assign(new Error('task timeout'), { reason: 'timeout' })),
+      policy.timeoutMs,
+    );
     const workDir = await fs.mkdtemp(path.join(deps.tmpDir, `task-${task.id}-`));
     try {
       if (!kind) throw new AppError('kind_not_supported', `kind "${task.kind}" is not implemented in this mediad yet`);
       const target = JSON.parse(task.target) as TaskTarget;
-      const input: KindInput | null = kind.needsInputFile ? await resolveInput(deps, task, workDir, controller.signal) : null;
+      const input: KindInput | null = kind.needsInputFile
+        ? await resolveInput(deps, task, workDir, controller.signal)
+        : null;
       const ctx: RunContext = {
-        task, target, signal: controller.signal, workDir, timeoutMs: policy.timeoutMs, log,
-        config: deps.config, outbound: deps.outbound,
+        task,
+        target,
+        signal: controller.signal,
+        workDir,
+        timeoutMs: policy.timeoutMs,
+        log,
+        config: deps.config,
+        outbound: deps.outbound,
         describe: () => this.describe(task, input),
         progress: (p) => {
           progress = Math.max(progress ?? 0, Math.min(99, Math.round(p)));
@@ -171,12 +199,23 @@ export class WorkerPool {
   /** The task, its media and its input file as the API shows them. */
   private async describe(task: TasksTable, input: KindInput | null): Promise<TaskSubject> {
     const { publicUrl } = this.deps.config;
-    const file = input?.file ?? (task.input_file_id ? await findFileRow(this.deps, task.project_id, task.input_file_id) : undefined);
+    const file =
+      input?.file ??
+      (task.input_file_id ? await findFileRow(this.deps, task.project_id, task.input_file_id) : undefined);
     const media = file ? await findMedia(this.deps.db, task.project_id, file.media_id) : undefined;
-    return { task: toTaskObject(task), media: media ? toMediaObject(publicUrl, media, []) : null, file: file ? toFileObject(publicUrl, file) : null };
+    return {
+      task: toTaskObject(task),
+      media: media ? toMediaObject(publicUrl, media, []) : null,
+      file: file ? toFileObject(publicUrl, file) : null,
+    };
   }
 
-  private async handleFailure(task: TasksTable, controller: AbortController, err: unknown, log: Deps['log']): Promise<void> {
+  private async handleFailure(
+    task: TasksTable,
+    controller: AbortController,
+    err: unknown,
+    log: Deps['log'],
+  ): Promise<void> {
     const reason: unknown = controller.signal.aborted ? controller.signal.reason : undefined;
     if (err instanceof LeaseLostError || (reason instanceof StopReason && reason.kind !== 'shutdown')) {
       log.info({ reason: reason instanceof StopReason ? reason.kind : 'lease_lost' }, 'task stopped');
@@ -192,7 +231,10 @@ export class WorkerPool {
     if (failure.code === 'internal_error') log.error({ err }, 'task failed');
     if (failure.transient && task.attempts < task.max_attempts) {
       const delay = backoffDelay(policyOf(task.kind), task.attempts);
-      await release(this.deps.db, task, new Date(now.getTime() + delay), now, { code: failure.code, message: failure.message });
+      await release(this.deps.db, task, new Date(now.getTime() + delay), now, {
+        code: failure.code,
+        message: failure.message,
+      });
       log.warn({ code: failure.code, retryInMs: delay }, 'task failed; will retry');
       observeTask(task, 'retrying', now); // metrics
     } else {

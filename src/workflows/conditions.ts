@@ -50,7 +50,8 @@ function equal(actual: unknown, expected: unknown): boolean {
   const a = asNumber(actual);
   const e = asNumber(expected);
   if (a !== null && e !== null) return a === e;
-  if (typeof actual === 'string' && typeof expected === 'string') return actual.toLowerCase() === expected.toLowerCase();
+  if (typeof actual === 'string' && typeof expected === 'string')
+    return actual.toLowerCase() === expected.toLowerCase();
   if (typeof actual === 'boolean' || typeof expected === 'boolean') return String(actual) === String(expected);
   return actual === expected;
 }
@@ -64,20 +65,38 @@ function compare(actual: unknown, expected: unknown, test: (a: number, e: number
 export function holds(c: Condition, subject: ConditionSubject): boolean {
   const actual = resolveProp(subject, c.prop);
   switch (c.op ?? 'eq') {
-    case 'eq': return equal(actual, c.value);
-    case 'ne': return !equal(actual, c.value);
-    case 'gt': return compare(actual, c.value, (a, e) => a > e);
-    case 'gte': return compare(actual, c.value, (a, e) => a >= e);
-    case 'lt': return compare(actual, c.value, (a, e) => a < e);
-    case 'lte': return compare(actual, c.value, (a, e) => a <= e);
+    case 'eq':
+      return equal(actual, c.value);
+    case 'ne':
+      return !equal(actual, c.value);
+    case 'gt':
+      return compare(actual, c.value, (a, e) => a > e);
+    case 'gte':
+      return compare(actual, c.value, (a, e) => a >= e);
+    case 'lt':
+      return compare(actual, c.value, (a, e) => a < e);
+    case 'lte':
+      return compare(actual, c.value, (a, e) => a <= e);
     case 'in': {
-      const options = Array.isArray(c.value) ? c.value : String(c.value ?? '').split(',').map((s) => s.trim());
+      const options = Array.isArray(c.value)
+        ? c.value
+        : String(c.value ?? '')
+            .split(',')
+            .map((s) => s.trim());
       return options.some((o) => equal(actual, o));
     }
     case 'contains':
       if (Array.isArray(actual)) return actual.some((x) => equal(x, c.value));
-      return typeof actual === 'string' && typeof c.value === 'string' && actual.toLowerCase().includes(c.value.toLowerCase());
-    case 'exists': return (actual !== undefined && actual !== null) === (c.value === undefined ? true : c.value === true || c.value === 'true');
+      return (
+        typeof actual === 'string' &&
+        typeof c.value === 'string' &&
+        actual.toLowerCase().includes(c.value.toLowerCase())
+      );
+    case 'exists':
+      return (
+        (actual !== undefined && actual !== null) ===
+        (c.value === undefined ? true : c.value === true || c.value === 'true')
+      );
   }
 }
 
@@ -90,16 +109,21 @@ export function evaluate(conditions: Condition[], subject: ConditionSubject): Co
 
 /** Every problem of a list of conditions, each with its path (`trigger.conditions[0].op`); empty when valid. */
 export function validateConditions(list: unknown, at: string): ErrorDetail[] {
-  if (!Array.isArray(list) || list.length === 0) return [{ field: at, message: 'must be a non-empty array of {prop, value, op?}' }];
+  if (!Array.isArray(list) || list.length === 0)
+    return [{ field: at, message: 'must be a non-empty array of {prop, value, op?}' }];
   const problems: ErrorDetail[] = [];
   list.forEach((c, i) => {
     const where = `${at}[${i}]`;
-    if (!c || typeof c !== 'object' || Array.isArray(c)) return void problems.push({ field: where, message: 'must be an object {prop, value, op?}' });
+    if (!c || typeof c !== 'object' || Array.isArray(c))
+      return void problems.push({ field: where, message: 'must be an object {prop, value, op?}' });
     const { prop, op, ...rest } = c as Record<string, unknown>;
-    if (typeof prop !== 'string' || prop.length === 0) problems.push({ field: `${where}.prop`, message: 'must be a non-empty string' });
-    if (op !== undefined && !(CONDITION_OPS as readonly unknown[]).includes(op)) problems.push({ field: `${where}.op`, message: `must be one of ${CONDITION_OPS.join(', ')}` });
+    if (typeof prop !== 'string' || prop.length === 0)
+      problems.push({ field: `${where}.prop`, message: 'must be a non-empty string' });
+    if (op !== undefined && !(CONDITION_OPS as readonly unknown[]).includes(op))
+      problems.push({ field: `${where}.op`, message: `must be one of ${CONDITION_OPS.join(', ')}` });
     if (op !== 'exists' && !('value' in rest)) problems.push({ field: `${where}.value`, message: 'is required' });
-    for (const k of Object.keys(rest)) if (k !== 'value') problems.push({ field: `${where}.${k}`, message: 'is not a known property' });
+    for (const k of Object.keys(rest))
+      if (k !== 'value') problems.push({ field: `${where}.${k}`, message: 'is not a known property' });
   });
   return problems;
 }

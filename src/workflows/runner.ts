@@ -13,13 +13,32 @@ import { stepKind, stepOptions, stepTarget, type Step } from './steps.js';
 const ACTIVE = ['pending', 'processing', 'waiting'] as const;
 
 /** Inserts one pending child task per step, on `inputFileId`. */
-export async function startSteps(trx: Kysely<Database>, parent: TasksTable, steps: Step[], inputFileId: string | null, input: string | null, now: string): Promise<void> {
+export async function startSteps(
+  trx: Kysely<Database>,
+  parent: TasksTable,
+  steps: Step[],
+  inputFileId: string | null,
+  input: string | null,
+  now: string,
+): Promise<void> {
   for (const step of steps) {
     const target = stepTarget(step);
-    await insertPending(trx, {
-      project_id: parent.project_id, kind: stepKind(step.kind) ?? step.kind, input_file_id: inputFileId, input, options: { ...stepOptions(step), ...target }, target,
-      parent_id: parent.id, automation_id: parent.automation_id, step, chain: parseChain(parent.chain),
-    }, now);
+    await insertPending(
+      trx,
+      {
+        project_id: parent.project_id,
+        kind: stepKind(step.kind) ?? step.kind,
+        input_file_id: inputFileId,
+        input,
+        options: { ...stepOptions(step), ...target },
+        target,
+        parent_id: parent.id,
+        automation_id: parent.automation_id,
+        step,
+        chain: parseChain(parent.chain),
+      },
+      now,
+    );
   }
 }
 
@@ -40,14 +59,28 @@ export async function advance(trx: Kysely<Database>, child: TasksTable, now: str
     await startSteps(trx, parent, step.next, inputId, input, now);
   }
 
-  const active = await trx.selectFrom('tasks').select('id').where('parent_id', '=', parent.id).where('status', 'in', ACTIVE).limit(1).execute();
+  const active = await trx
+    .selectFrom('tasks')
+    .select('id')
+    .where('parent_id', '=', parent.id)
+    .where('status', 'in', ACTIVE)
+    .limit(1)
+    .execute();
   if (active.length > 0) return;
-  const ended = await trx.selectFrom('tasks').select(['id', 'kind', 'status', 'error']).where('parent_id', '=', parent.id).orderBy('created').execute();
+  const ended = await trx
+    .selectFrom('tasks')
+    .select(['id', 'kind', 'status', 'error'])
+    .where('parent_id', '=', parent.id)
+    .orderBy('created')
+    .execute();
   const failed = ended.filter((t) => t.status === 'failed' || t.status === 'cancelled');
-  const error = failed.length === 0 ? null : {
-    code: 'workflow_failed',
-    message: `${failed.length} of ${ended.length} steps did not complete: ${failed.map((t) => `${t.id} (${t.kind}: ${t.status === 'cancelled' ? 'cancelled' : (JSON.parse(t.error ?? '{}') as { code?: string }).code ?? 'failed'})`).join(', ')}`,
-  };
+  const error =
+    failed.length === 0
+      ? null
+      : {
+          code: 'workflow_failed',
+          message: `${failed.length} of ${ended.length} steps did not complete: ${failed.map((t) => `${t.id} (${t.kind}: ${t.status === 'cancelled' ? 'cancelled' : ((JSON.parse(t.error ?? '{}') as { code?: string }).code ?? 'failed')})`).join(', ')}`,
+        };
   const done = await endParent(trx, parent.id, failed.length === 0 ? 'completed' : 'failed', error, now);
   if (done) await advance(trx, done, now);
 }

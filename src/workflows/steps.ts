@@ -37,7 +37,11 @@ export function stepOptions(step: Step): Record<string, unknown> {
 }
 
 export function stepTarget(step: Step): { ref?: string; folder?: string; filename?: string } {
-  return { ...(step.ref ? { ref: step.ref } : {}), ...(step.folder ? { folder: step.folder } : {}), ...(step.filename ? { filename: step.filename } : {}) };
+  return {
+    ...(step.ref ? { ref: step.ref } : {}),
+    ...(step.folder ? { folder: step.folder } : {}),
+    ...(step.filename ? { filename: step.filename } : {}),
+  };
 }
 
 /** How a step's options are checked: its kind's option schema and cross-field rules (kinds/registry.ts). */
@@ -54,19 +58,29 @@ export function validateWorkflow(workflow: unknown, checks: StepChecks, at = 'wo
   const problems: ErrorDetail[] = [];
   let count = 0;
   const walk = (steps: unknown, path: string, depth: number) => {
-    if (!Array.isArray(steps) || steps.length === 0) return void problems.push({ field: path, message: 'must be a non-empty array of steps' });
-    if (depth > MAX_DEPTH) return void problems.push({ field: path, message: `steps may nest at most ${MAX_DEPTH} levels deep` });
+    if (!Array.isArray(steps) || steps.length === 0)
+      return void problems.push({ field: path, message: 'must be a non-empty array of steps' });
+    if (depth > MAX_DEPTH)
+      return void problems.push({ field: path, message: `steps may nest at most ${MAX_DEPTH} levels deep` });
     steps.forEach((raw, i) => {
       const where = `${path}[${i}]`;
-      if (++count > MAX_STEPS) return void (count === MAX_STEPS + 1 && problems.push({ field: where, message: `a workflow has at most ${MAX_STEPS} steps` }));
-      if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return void problems.push({ field: where, message: 'must be a step object with a kind' });
+      if (++count > MAX_STEPS)
+        return void (
+          count === MAX_STEPS + 1 &&
+          problems.push({ field: where, message: `a workflow has at most ${MAX_STEPS} steps` })
+        );
+      if (!raw || typeof raw !== 'object' || Array.isArray(raw))
+        return void problems.push({ field: where, message: 'must be a step object with a kind' });
       const step = raw as Step;
       const kind = typeof step.kind === 'string' ? stepKind(step.kind) : undefined;
-      if (!kind) return void problems.push({ field: `${where}.kind`, message: `must be one of ${STEP_KINDS.join(', ')}` });
+      if (!kind)
+        return void problems.push({ field: `${where}.kind`, message: `must be one of ${STEP_KINDS.join(', ')}` });
       for (const f of ['ref', 'folder', 'filename'] as const) {
-        if (step[f] !== undefined && (typeof step[f] !== 'string' || step[f] === '')) problems.push({ field: `${where}.${f}`, message: 'must be a non-empty string' });
+        if (step[f] !== undefined && (typeof step[f] !== 'string' || step[f] === ''))
+          problems.push({ field: `${where}.${f}`, message: 'must be a non-empty string' });
       }
-      if (step.ref !== undefined && typeof step.ref === 'string' && !/^[A-Za-z0-9_.-]{1,64}$/.test(step.ref)) problems.push({ field: `${where}.ref`, message: 'may use letters, digits, _ . - (at most 64)' });
+      if (step.ref !== undefined && typeof step.ref === 'string' && !/^[A-Za-z0-9_.-]{1,64}$/.test(step.ref))
+        problems.push({ field: `${where}.ref`, message: 'may use letters, digits, _ . - (at most 64)' });
       const entry = checks(kind);
       if (entry) {
         const options = stepOptions(step);
@@ -76,7 +90,8 @@ export function validateWorkflow(workflow: unknown, checks: StepChecks, at = 'wo
             problems.push({ field: at ? `${where}.${at}` : where, message: issueMessage(e) });
           }
         } else {
-          for (const p of entry.problems?.(options) ?? []) problems.push({ field: `${where}.${p.field}`, message: p.message });
+          for (const p of entry.problems?.(options) ?? [])
+            problems.push({ field: `${where}.${p.field}`, message: p.message });
         }
       }
       if (step.next !== undefined) walk(step.next, `${where}.next`, depth + 1);

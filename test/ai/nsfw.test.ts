@@ -8,7 +8,14 @@ import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
 import { isMediaTransformError } from '../../src/media/index.js';
 import {
-  flaggedSpans, nsfwEngineStatus, nsfwImage, nsfwIntelligence, nsfwModelLoads, nsfwVideo, scoresFromClasses, verdict,
+  flaggedSpans,
+  nsfwEngineStatus,
+  nsfwImage,
+  nsfwIntelligence,
+  nsfwModelLoads,
+  nsfwVideo,
+  scoresFromClasses,
+  verdict,
 } from '../../src/ai/index.js';
 import { fixture } from '../helpers/fixtures.js';
 import { silenceWav } from '../helpers/ai-fixtures.js';
@@ -27,9 +34,14 @@ describe('nsfwImage / nsfwVideo', () => {
   it('scores benign images as not detected, loading the model once for all of them', async () => {
     assert.equal(nsfwModelLoads(), 0);
     const grey = join(work, 'grey.png');
-    await sharp({ create: { width: 300, height: 200, channels: 3, background: '#808080' } }).greyscale().png().toFile(grey);
+    await sharp({ create: { width: 300, height: 200, channels: 3, background: '#808080' } })
+      .greyscale()
+      .png()
+      .toFile(grey);
     const alpha = join(work, 'alpha.png');
-    await sharp({ create: { width: 120, height: 90, channels: 4, background: { r: 20, g: 200, b: 90, alpha: 0.4 } } }).png().toFile(alpha);
+    await sharp({ create: { width: 120, height: 90, channels: 4, background: { r: 20, g: 200, b: 90, alpha: 0.4 } } })
+      .png()
+      .toFile(alpha);
     const images = [await fixture('image-jpeg'), await fixture('image-png'), await fixture('image-webp'), grey, alpha];
     // Concurrent first calls must share one load.
     const results = await Promise.all(images.map((p) => nsfwImage(p)));
@@ -69,7 +81,10 @@ describe('nsfwImage / nsfwVideo', () => {
   });
 
   it('refuses audio as input', async () => {
-    await assert.rejects(nsfwVideo(await silenceWav(1)), (e: unknown) => isMediaTransformError(e) && e.code === 'invalid_for_input');
+    await assert.rejects(
+      nsfwVideo(await silenceWav(1)),
+      (e: unknown) => isMediaTransformError(e) && e.code === 'invalid_for_input',
+    );
   });
 
   it('reports the warm model in its status', async () => {
@@ -81,8 +96,14 @@ describe('nsfwImage / nsfwVideo', () => {
 });
 
 describe('class-to-score mapping (pure)', () => {
-  const classes = (over: Partial<Record<'drawing' | 'hentai' | 'neutral' | 'porn' | 'sexy', number>>) =>
-    ({ drawing: 0, hentai: 0, neutral: 0, porn: 0, sexy: 0, ...over });
+  const classes = (over: Partial<Record<'drawing' | 'hentai' | 'neutral' | 'porn' | 'sexy', number>>) => ({
+    drawing: 0,
+    hentai: 0,
+    neutral: 0,
+    porn: 0,
+    sexy: 0,
+    ...over,
+  });
 
   it('nudity = porn + hentai, sexual = porn + hentai + sexy', () => {
     const s = scoresFromClasses(classes({ porn: 0.5, hentai: 0.25, sexy: 0.125, neutral: 0.125 }));
@@ -100,6 +121,12 @@ describe('class-to-score mapping (pure)', () => {
   it('merges consecutive flagged frames into spans', () => {
     const f = (time: number, sexual: number) => ({ time, nudity: sexual / 2, sexual });
     const spans = flaggedSpans([f(0, 0.1), f(1, 0.8), f(2, 0.9), f(3, 0.2), f(4, 0.95)], 1, 0.5, 4.5);
-    assert.deepEqual(spans.map((s) => [s.start, s.end, s.sexual, s.categories]), [[0.5, 2.5, 0.9, ['sexual']], [3.5, 4.5, 0.95, ['sexual']]]);
+    assert.deepEqual(
+      spans.map((s) => [s.start, s.end, s.sexual, s.categories]),
+      [
+        [0.5, 2.5, 0.9, ['sexual']],
+        [3.5, 4.5, 0.95, ['sexual']],
+      ],
+    );
   });
 });

@@ -4,9 +4,23 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { createGuardedClient, type GuardedClient, type UrlPolicy } from '../../src/net/index.js';
 import {
-  chatStructured, DESCRIPTION_OUTPUT, descriptionIntelligence, descriptionMessages, imageUrl, isProviderError, listModels,
-  normalizeOutline, OUTLINE_OUTPUT, outlineMessages, PROMPT_OUTPUT, promptMessages, promptOutput, promptSchemaProblems,
-  providerStatus, ProviderError, type ProviderEndpoint,
+  chatStructured,
+  DESCRIPTION_OUTPUT,
+  descriptionIntelligence,
+  descriptionMessages,
+  imageUrl,
+  isProviderError,
+  listModels,
+  normalizeOutline,
+  OUTLINE_OUTPUT,
+  outlineMessages,
+  PROMPT_OUTPUT,
+  promptMessages,
+  promptOutput,
+  promptSchemaProblems,
+  providerStatus,
+  ProviderError,
+  type ProviderEndpoint,
 } from '../../src/ai/index.js';
 import { fixture } from '../helpers/fixtures.js';
 import { startOpenAiServer, type OpenAiServer } from '../helpers/openai-server.js';
@@ -18,8 +32,14 @@ let ep: ProviderEndpoint;
 
 function policy(allowHosts: string[]): UrlPolicy {
   return {
-    allowPrivate: false, allowHosts, maxRedirects: 0, connectTimeoutMs: 2000, idleTimeoutMs: 5000,
-    totalTimeoutMs: 10_000, maxBytes: 64 * 1024 * 1024, userAgent: 'mediad-test/1',
+    allowPrivate: false,
+    allowHosts,
+    maxRedirects: 0,
+    connectTimeoutMs: 2000,
+    idleTimeoutMs: 5000,
+    totalTimeoutMs: 10_000,
+    maxBytes: 64 * 1024 * 1024,
+    userAgent: 'mediad-test/1',
   };
 }
 
@@ -39,7 +59,10 @@ beforeEach(() => {
 });
 
 async function providerError(p: Promise<unknown>): Promise<ProviderError> {
-  const err = await p.then(() => assert.fail('expected a ProviderError'), (e: unknown) => e);
+  const err = await p.then(
+    () => assert.fail('expected a ProviderError'),
+    (e: unknown) => e,
+  );
   assert.ok(isProviderError(err), String(err));
   assert.equal(err.code, 'provider_failed');
   assert.ok(!err.message.includes(KEY), `the key leaked: ${err.message}`);
@@ -48,13 +71,22 @@ async function providerError(p: Promise<unknown>): Promise<ProviderError> {
 
 describe('chatStructured', () => {
   it('sends the model, the bearer key, images as data URLs and the JSON schema; validates the answer', async () => {
-    server.chatContent = JSON.stringify({ title: 'Test pattern', description: 'Coloured bars.', tags: ['Test', 'bars', 'test'] });
+    server.chatContent = JSON.stringify({
+      title: 'Test pattern',
+      description: 'Coloured bars.',
+      tags: ['Test', 'bars', 'test'],
+    });
     const image = await imageUrl(await fixture('image-jpeg'));
     const res = await chatStructured(ep, {
-      model: 'vision-mini', output: DESCRIPTION_OUTPUT,
+      model: 'vision-mini',
+      output: DESCRIPTION_OUTPUT,
       messages: descriptionMessages({ kind: 'image', filename: 'bars.jpg', images: [image] }),
     });
-    assert.deepEqual(res.value, { title: 'Test pattern', description: 'Coloured bars.', tags: ['Test', 'bars', 'test'] });
+    assert.deepEqual(res.value, {
+      title: 'Test pattern',
+      description: 'Coloured bars.',
+      tags: ['Test', 'bars', 'test'],
+    });
     assert.deepEqual(res.engine, { name: 'openai-compatible', model: 'vision-mini', version: null });
     assert.deepEqual(res.usage, { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 });
     assert.deepEqual(descriptionIntelligence(res.value, res.engine).tags, ['test', 'bars']);
@@ -64,7 +96,10 @@ describe('chatStructured', () => {
     assert.equal(req!.headers.authorization, `Bearer ${KEY}`);
     const body = req!.json as Record<string, any>;
     assert.equal(body.model, 'vision-mini');
-    assert.deepEqual(body.response_format, { type: 'json_schema', json_schema: { name: 'description', schema: DESCRIPTION_OUTPUT.schema, strict: true } });
+    assert.deepEqual(body.response_format, {
+      type: 'json_schema',
+      json_schema: { name: 'description', schema: DESCRIPTION_OUTPUT.schema, strict: true },
+    });
     const parts = body.messages.at(-1).content as { type: string; image_url?: { url: string } }[];
     const images = parts.filter((p) => p.type === 'image_url');
     assert.equal(images.length, 1);
@@ -72,12 +107,26 @@ describe('chatStructured', () => {
   });
 
   it('sends video frames with their times and the transcript for an outline; keeps times inside the media', async () => {
-    server.chatContent = JSON.stringify({ timeline: [{ title: 'Outro', start: 8, end: 99 }, { title: 'Intro', start: 0, end: 9 }] });
-    const res = await chatStructured(ep, {
-      model: 'vision-mini', output: OUTLINE_OUTPUT,
-      messages: outlineMessages({ kind: 'video', duration: 10, transcript: [{ start: 0, end: 4, text: 'hello there' }], images: [{ time: 5, url: 'data:image/jpeg;base64,AAAA' }] }),
+    server.chatContent = JSON.stringify({
+      timeline: [
+        { title: 'Outro', start: 8, end: 99 },
+        { title: 'Intro', start: 0, end: 9 },
+      ],
     });
-    assert.deepEqual(normalizeOutline(res.value, 10), [{ title: 'Intro', start: 0, end: 9 }, { title: 'Outro', start: 9, end: 10 }]);
+    const res = await chatStructured(ep, {
+      model: 'vision-mini',
+      output: OUTLINE_OUTPUT,
+      messages: outlineMessages({
+        kind: 'video',
+        duration: 10,
+        transcript: [{ start: 0, end: 4, text: 'hello there' }],
+        images: [{ time: 5, url: 'data:image/jpeg;base64,AAAA' }],
+      }),
+    });
+    assert.deepEqual(normalizeOutline(res.value, 10), [
+      { title: 'Intro', start: 0, end: 9 },
+      { title: 'Outro', start: 9, end: 10 },
+    ]);
     const text = JSON.stringify((server.requests[0]!.json as Record<string, any>).messages);
     assert.match(text, /\[00:00:00\] hello there/);
     assert.match(text, /Frame at 00:00:05/);
@@ -89,17 +138,37 @@ describe('chatStructured', () => {
     assert.ok(promptSchemaProblems({ type: 'object', properties: { a: { type: 'nonsense' } } }).length > 0);
     assert.ok(promptSchemaProblems({ type: 'array' }).length > 0);
     server.chatContent = '{"count": 3}';
-    const res = await chatStructured(ep, { model: 'm', output: promptOutput(schema), messages: promptMessages('How many bars?', { kind: 'image' }) });
+    const res = await chatStructured(ep, {
+      model: 'm',
+      output: promptOutput(schema),
+      messages: promptMessages('How many bars?', { kind: 'image' }),
+    });
     assert.deepEqual(res.value, { count: 3 });
-    assert.deepEqual((server.requests[0]!.json as Record<string, any>).response_format.json_schema, { name: 'answer', schema, strict: false });
+    assert.deepEqual((server.requests[0]!.json as Record<string, any>).response_format.json_schema, {
+      name: 'answer',
+      schema,
+      strict: false,
+    });
     server.chatContent = '{"answer": "Seven."}';
-    assert.deepEqual((await chatStructured(ep, { model: 'm', output: PROMPT_OUTPUT, messages: promptMessages('?', { kind: 'audio' }) })).value, { answer: 'Seven.' });
+    assert.deepEqual(
+      (
+        await chatStructured(ep, {
+          model: 'm',
+          output: PROMPT_OUTPUT,
+          messages: promptMessages('?', { kind: 'audio' }),
+        })
+      ).value,
+      { answer: 'Seven.' },
+    );
   });
 });
 
 describe('provider failures', () => {
   const ask = (over: Partial<ProviderEndpoint> = {}, signal?: AbortSignal) =>
-    chatStructured({ ...ep, ...over }, { model: 'm', output: PROMPT_OUTPUT, messages: [{ role: 'user', content: 'hi' }], signal });
+    chatStructured(
+      { ...ep, ...over },
+      { model: 'm', output: PROMPT_OUTPUT, messages: [{ role: 'user', content: 'hi' }], signal },
+    );
 
   it('a timeout is transient, without a status', async () => {
     server.script.set('/v1/chat/completions', [{ delayMs: 1500, body: {} }]);
@@ -117,7 +186,9 @@ describe('provider failures', () => {
   });
 
   it('a 429 is transient and carries Retry-After', async () => {
-    server.script.set('/v1/chat/completions', [{ status: 429, headers: { 'retry-after': '7' }, body: { error: { message: 'slow down' } } }]);
+    server.script.set('/v1/chat/completions', [
+      { status: 429, headers: { 'retry-after': '7' }, body: { error: { message: 'slow down' } } },
+    ]);
     const err = await providerError(ask());
     assert.deepEqual([err.transient, err.status, err.retryAfterMs], [true, 429, 7000]);
     assert.match(err.message, /429/);
@@ -140,14 +211,18 @@ describe('provider failures', () => {
   });
 
   it('a 401 is permanent and never repeats the key the provider echoes', async () => {
-    server.script.set('/v1/chat/completions', [{ status: 401, body: { error: { message: `Incorrect API key provided: ${KEY}.` } } }]);
+    server.script.set('/v1/chat/completions', [
+      { status: 401, body: { error: { message: `Incorrect API key provided: ${KEY}.` } } },
+    ]);
     const err = await providerError(ask());
     assert.deepEqual([err.transient, err.status], [false, 401]);
     assert.match(err.message, /\[redacted\].*check the provider API key/);
   });
 
   it('a refusal is permanent', async () => {
-    server.script.set('/v1/chat/completions', [{ body: { choices: [{ message: { role: 'assistant', content: null, refusal: 'I cannot help with that.' } }] } }]);
+    server.script.set('/v1/chat/completions', [
+      { body: { choices: [{ message: { role: 'assistant', content: null, refusal: 'I cannot help with that.' } }] } },
+    ]);
     const err = await providerError(ask());
     assert.equal(err.transient, false);
     assert.match(err.message, /refused/);
@@ -157,7 +232,10 @@ describe('provider failures', () => {
     server.script.set('/v1/chat/completions', [{ delayMs: 1000, body: {} }]);
     const ac = new AbortController();
     setTimeout(() => ac.abort(new Error('task cancelled')), 100);
-    await assert.rejects(ask({}, ac.signal), (e: unknown) => !isProviderError(e) && e instanceof Error && e.message === 'task cancelled');
+    await assert.rejects(
+      ask({}, ac.signal),
+      (e: unknown) => !isProviderError(e) && e instanceof Error && e.message === 'task cancelled',
+    );
   });
 
   it('a provider host the guard does not allow is refused before any request, with what to do', async () => {

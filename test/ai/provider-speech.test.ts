@@ -7,7 +7,12 @@ import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { isMediaTransformError } from '../../src/media/index.js';
 import { createGuardedClient, type GuardedClient } from '../../src/net/index.js';
-import { isProviderError, speechIntelligence, transcribeWithProvider, type ProviderEndpoint } from '../../src/ai/index.js';
+import {
+  isProviderError,
+  speechIntelligence,
+  transcribeWithProvider,
+  type ProviderEndpoint,
+} from '../../src/ai/index.js';
 import { spokenParagraph, videoWithoutAudio } from '../helpers/ai-fixtures.js';
 import { startOpenAiServer, type OpenAiServer } from '../helpers/openai-server.js';
 
@@ -27,8 +32,14 @@ let work: string;
 before(async () => {
   server = await startOpenAiServer();
   client = createGuardedClient({
-    allowPrivate: false, allowHosts: [server.host], maxRedirects: 0, connectTimeoutMs: 2000, idleTimeoutMs: 10_000,
-    totalTimeoutMs: 30_000, maxBytes: 64 * 1024 * 1024, userAgent: 'mediad-test/1',
+    allowPrivate: false,
+    allowHosts: [server.host],
+    maxRedirects: 0,
+    connectTimeoutMs: 2000,
+    idleTimeoutMs: 10_000,
+    totalTimeoutMs: 30_000,
+    maxBytes: 64 * 1024 * 1024,
+    userAgent: 'mediad-test/1',
   });
   ep = { baseUrl: server.baseUrl, apiKey: KEY, request: client.request };
   work = await mkdtemp(join(tmpdir(), 'mediad-ai-provider-speech-'));
@@ -52,7 +63,12 @@ function wavFacts(bytes: Buffer): { seconds: number; tailRms: number; rate: numb
   let sum = 0;
   const tail = Math.min(samples, 800);
   for (let i = samples - tail; i < samples; i++) sum += data.readInt16LE(i * 2) ** 2;
-  return { seconds: samples / 16000, tailRms: Math.sqrt(sum / Math.max(1, tail)), rate: bytes.readUInt32LE(24), channels: bytes.readUInt16LE(22) };
+  return {
+    seconds: samples / 16000,
+    tailRms: Math.sqrt(sum / Math.max(1, tail)),
+    rate: bytes.readUInt32LE(24),
+    channels: bytes.readUInt16LE(22),
+  };
 }
 
 describe('transcribeWithProvider', () => {
@@ -62,13 +78,33 @@ describe('transcribeWithProvider', () => {
     server.transcribe = (audio, i) => {
       const seconds = (audio.length - 44) / 32000;
       return {
-        task: 'transcribe', language: 'english', duration: seconds, text: ` chunk${i}`,
+        task: 'transcribe',
+        language: 'english',
+        duration: seconds,
+        text: ` chunk${i}`,
         words: [{ word: ` chunk${i}`, start: 0.1, end: 0.4 }],
-        segments: [{ id: 0, seek: 0, start: 0.1, end: 0.4, text: ` chunk${i}`, avg_logprob: -0.2, no_speech_prob: 0.01, speaker: i % 2 ? 'B' : 'A' }],
+        segments: [
+          {
+            id: 0,
+            seek: 0,
+            start: 0.1,
+            end: 0.4,
+            text: ` chunk${i}`,
+            avg_logprob: -0.2,
+            no_speech_prob: 0.01,
+            speaker: i % 2 ? 'B' : 'A',
+          },
+        ],
       };
     };
     const progress: number[] = [];
-    const r = await transcribeWithProvider(wav, { workDir: work, endpoint: ep, model: 'whisper-1', chunkSeconds: 6, onProgress: (p) => progress.push(p) });
+    const r = await transcribeWithProvider(wav, {
+      workDir: work,
+      endpoint: ep,
+      model: 'whisper-1',
+      chunkSeconds: 6,
+      onProgress: (p) => progress.push(p),
+    });
     const uploads = server.requests.filter((q) => q.path === '/v1/audio/transcriptions');
     assert.ok(uploads.length >= 3, `${uploads.length} uploads`);
     let offset = 0;
@@ -84,24 +120,39 @@ describe('transcribeWithProvider', () => {
       const facts = wavFacts(file!.bytes);
       assert.deepEqual([facts.rate, facts.channels], [16000, 1]);
       // Cut where it is quiet: flite's pauses are digital silence, its speech hundreds to thousands.
-      if (i < uploads.length - 1) assert.ok(facts.tailRms < 50, `chunk ${i} ends in sound (RMS ${facts.tailRms.toFixed(0)})`);
-      assert.ok(Math.abs(r.words[i]!.start - (offset + 0.1)) < 0.002, `word ${i} at ${r.words[i]!.start}, chunk starts at ${offset}`);
+      if (i < uploads.length - 1)
+        assert.ok(facts.tailRms < 50, `chunk ${i} ends in sound (RMS ${facts.tailRms.toFixed(0)})`);
+      assert.ok(
+        Math.abs(r.words[i]!.start - (offset + 0.1)) < 0.002,
+        `word ${i} at ${r.words[i]!.start}, chunk starts at ${offset}`,
+      );
       offset += facts.seconds;
     }
     assert.ok(Math.abs(offset - r.duration) < 0.01, `chunks cover ${offset} s of ${r.duration} s`);
-    assert.deepEqual(r.words.map((w) => w.text), uploads.map((_, i) => `chunk${i}`));
+    assert.deepEqual(
+      r.words.map((w) => w.text),
+      uploads.map((_, i) => `chunk${i}`),
+    );
     assert.equal(r.language, 'en');
     assert.equal(r.speakers, 2);
     assert.deepEqual(r.engine, { name: 'openai-compatible', model: 'whisper-1', version: null });
     assert.equal(progress.at(-1), 100);
     const json = speechIntelligence(r);
-    assert.deepEqual(json.timeline.map((t) => t.speaker), uploads.map((_, i) => i % 2));
+    assert.deepEqual(
+      json.timeline.map((t) => t.speaker),
+      uploads.map((_, i) => i % 2),
+    );
     assert.ok(Math.abs(json.timeline[0]!.confidence! - Math.exp(-0.2)) < 0.001);
   });
 
   it('can upload FLAC', async () => {
     server.transcribe = () => ({ language: 'en', text: '', segments: [], words: [] });
-    const r = await transcribeWithProvider(await spokenParagraph(SENTENCES.slice(0, 1), 1), { workDir: work, endpoint: ep, model: 'm', uploadFormat: 'flac' });
+    const r = await transcribeWithProvider(await spokenParagraph(SENTENCES.slice(0, 1), 1), {
+      workDir: work,
+      endpoint: ep,
+      model: 'm',
+      uploadFormat: 'flac',
+    });
     const file = server.requests[0]!.files![0]!;
     assert.equal(file.type, 'audio/flac');
     assert.equal(file.bytes.toString('latin1', 0, 4), 'fLaC');
@@ -110,11 +161,19 @@ describe('transcribeWithProvider', () => {
 
   it('fails with provider_failed on an answer that is not verbose_json, and with no_audio_stream before any upload', async () => {
     server.transcribe = () => ({ words: 'nope' });
-    await assert.rejects(transcribeWithProvider(await spokenParagraph(SENTENCES.slice(0, 1), 1), { workDir: work, endpoint: ep, model: 'm' }),
-      (e: unknown) => isProviderError(e) && e.transient && /not verbose_json/.test(e.message));
+    await assert.rejects(
+      transcribeWithProvider(await spokenParagraph(SENTENCES.slice(0, 1), 1), {
+        workDir: work,
+        endpoint: ep,
+        model: 'm',
+      }),
+      (e: unknown) => isProviderError(e) && e.transient && /not verbose_json/.test(e.message),
+    );
     server.requests.length = 0;
-    await assert.rejects(transcribeWithProvider(await videoWithoutAudio(), { workDir: work, endpoint: ep, model: 'm' }),
-      (e: unknown) => isMediaTransformError(e) && e.code === 'no_audio_stream');
+    await assert.rejects(
+      transcribeWithProvider(await videoWithoutAudio(), { workDir: work, endpoint: ep, model: 'm' }),
+      (e: unknown) => isMediaTransformError(e) && e.code === 'no_audio_stream',
+    );
     assert.equal(server.requests.length, 0);
   });
 });

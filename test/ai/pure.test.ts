@@ -3,15 +3,34 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parsePocketsphinxLine, parseScdetLine, parseTesseractTsv } from '../../src/media/index.js';
 import {
-  endpointUrl, groupWords, languageCode, mergeCloseCuts, parseRetryAfter, progressReporter, redactSecret, transcriptText,
+  endpointUrl,
+  groupWords,
+  languageCode,
+  mergeCloseCuts,
+  parseRetryAfter,
+  progressReporter,
+  redactSecret,
+  transcriptText,
 } from '../../src/ai/index.js';
 import { chunksFromCuts, chunkTargets, quietestTime } from '../../src/ai/speech/chunks.js';
 
 describe('tool output parsers', () => {
   it('pocketsphinx: words kept, fillers and hypothesis lines dropped, variants stripped, confidence clamped', () => {
-    assert.deepEqual(parsePocketsphinxLine('to(2) 4.770 4.940 0.851787'), { word: 'to', start: 4.77, end: 4.94, confidence: 0.851787 });
+    assert.deepEqual(parsePocketsphinxLine('to(2) 4.770 4.940 0.851787'), {
+      word: 'to',
+      start: 4.77,
+      end: 4.94,
+      confidence: 0.851787,
+    });
     assert.equal(parsePocketsphinxLine('fox 0.920 1.290 1.000100')?.confidence, 1);
-    for (const line of ['<s> 0.090 0.150 0.999700', '</s> 6.0 6.08 1.0', '<sil> 1 2 0.5', '[NOISE] 1 2 0.5', '++UH++ 1 2 0.3', 'the quick brown fox jumped over']) {
+    for (const line of [
+      '<s> 0.090 0.150 0.999700',
+      '</s> 6.0 6.08 1.0',
+      '<sil> 1 2 0.5',
+      '[NOISE] 1 2 0.5',
+      '++UH++ 1 2 0.3',
+      'the quick brown fox jumped over',
+    ]) {
       assert.equal(parsePocketsphinxLine(line), null, line);
     }
   });
@@ -25,15 +44,42 @@ describe('tool output parsers', () => {
     ].join('\n');
     const words = parseTesseractTsv(tsv);
     assert.equal(words.length, 2);
-    assert.deepEqual({ ...words[0], confidence: Math.round(words[0]!.confidence * 100) }, {
-      text: 'Introduction', confidence: 96, block: 1, paragraph: 1, line: 1, left: 157, top: 161, width: 326, height: 37,
-    });
+    assert.deepEqual(
+      { ...words[0], confidence: Math.round(words[0]!.confidence * 100) },
+      {
+        text: 'Introduction',
+        confidence: 96,
+        block: 1,
+        paragraph: 1,
+        line: 1,
+        left: 157,
+        top: 161,
+        width: 326,
+        height: 37,
+      },
+    );
   });
 
   it('scdet log lines', () => {
-    assert.deepEqual(parseScdetLine('[scdet @ 0x5634] lavfi.scd.score: 31.502, lavfi.scd.time: 2'), { time: 2, score: 31.502 });
+    assert.deepEqual(parseScdetLine('[scdet @ 0x5634] lavfi.scd.score: 31.502, lavfi.scd.time: 2'), {
+      time: 2,
+      score: 31.502,
+    });
     assert.equal(parseScdetLine('[Parsed_metadata_1 @ 0x5] lavfi.scd.time=2'), null);
-    assert.deepEqual(mergeCloseCuts([{ time: 1, score: 10 }, { time: 1.2, score: 40 }, { time: 5, score: 20 }], 0.5), [{ time: 1.2, score: 40 }, { time: 5, score: 20 }]);
+    assert.deepEqual(
+      mergeCloseCuts(
+        [
+          { time: 1, score: 10 },
+          { time: 1.2, score: 40 },
+          { time: 5, score: 20 },
+        ],
+        0.5,
+      ),
+      [
+        { time: 1.2, score: 40 },
+        { time: 5, score: 20 },
+      ],
+    );
   });
 });
 
@@ -41,9 +87,19 @@ describe('speech chunking', () => {
   it('targets every chunkSeconds, never splitting off a short tail', () => {
     assert.deepEqual(chunkTargets(100, { chunkSeconds: 120 }), []);
     assert.deepEqual(chunkTargets(149, { chunkSeconds: 120 }), []);
-    assert.deepEqual(chunkTargets(400, { chunkSeconds: 120 }).map((t) => t.target), [120, 240, 360]);
-    assert.deepEqual(chunkTargets(365, { chunkSeconds: 120 }).map((t) => t.target), [120, 240]);
-    assert.deepEqual(chunksFromCuts(10, [3, 7]), [{ start: 0, end: 3 }, { start: 3, end: 7 }, { start: 7, end: 10 }]);
+    assert.deepEqual(
+      chunkTargets(400, { chunkSeconds: 120 }).map((t) => t.target),
+      [120, 240, 360],
+    );
+    assert.deepEqual(
+      chunkTargets(365, { chunkSeconds: 120 }).map((t) => t.target),
+      [120, 240],
+    );
+    assert.deepEqual(chunksFromCuts(10, [3, 7]), [
+      { start: 0, end: 3 },
+      { start: 3, end: 7 },
+      { start: 7, end: 10 },
+    ]);
   });
 
   it('finds the quiet moment nearest the target', () => {
@@ -60,15 +116,29 @@ describe('speech chunking', () => {
   it('groups words into segments at pauses and at a length limit', () => {
     const w = (text: string, start: number) => ({ text, start, end: start + 0.3, confidence: 0.5 });
     const segs = groupWords([w('a', 0), w('b', 0.4), w('c', 2), w('d', 2.4)]);
-    assert.deepEqual(segs.map((s) => s.text), ['a b', 'c d']);
-    const long = groupWords(Array.from({ length: 40 }, (_, i) => w(`w${i}`, i * 0.45)), { maxSeconds: 5 });
+    assert.deepEqual(
+      segs.map((s) => s.text),
+      ['a b', 'c d'],
+    );
+    const long = groupWords(
+      Array.from({ length: 40 }, (_, i) => w(`w${i}`, i * 0.45)),
+      { maxSeconds: 5 },
+    );
     assert.ok(long.every((s) => s.end - s.start <= 5.3));
   });
 });
 
 describe('small helpers', () => {
   it('languageCode', () => {
-    assert.deepEqual(['english', 'English', 'en', 'en-US', 'german', 'klingon', 42].map(languageCode), ['en', 'en', 'en', 'en', 'de', null, null]);
+    assert.deepEqual(['english', 'English', 'en', 'en-US', 'german', 'klingon', 42].map(languageCode), [
+      'en',
+      'en',
+      'en',
+      'en',
+      'de',
+      null,
+      null,
+    ]);
   });
 
   it('parseRetryAfter', () => {
@@ -78,7 +148,10 @@ describe('small helpers', () => {
   });
 
   it('endpointUrl keeps the base path', () => {
-    assert.equal(endpointUrl('http://127.0.0.1:8080/v1/', '/chat/completions'), 'http://127.0.0.1:8080/v1/chat/completions');
+    assert.equal(
+      endpointUrl('http://127.0.0.1:8080/v1/', '/chat/completions'),
+      'http://127.0.0.1:8080/v1/chat/completions',
+    );
   });
 
   it('redactSecret', () => {
@@ -88,10 +161,14 @@ describe('small helpers', () => {
   it('progressReporter: increasing integers, throttled, 100 only at the end, a throwing callback ignored', () => {
     let now = 0;
     const seen: number[] = [];
-    const p = progressReporter((v) => {
-      seen.push(v);
-      throw new Error('ignored');
-    }, 250, () => now);
+    const p = progressReporter(
+      (v) => {
+        seen.push(v);
+        throw new Error('ignored');
+      },
+      250,
+      () => now,
+    );
     p.report(0.1);
     now += 100;
     p.report(0.2); // too soon

@@ -6,9 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import {
-  DEFAULT_POCKETSPHINX_MODEL, isMediaTransformError, ProcessError,
-} from '../../src/media/index.js';
+import { DEFAULT_POCKETSPHINX_MODEL, isMediaTransformError, ProcessError } from '../../src/media/index.js';
 import { isEngineUnavailableError, speechIntelligence, transcribeLocal } from '../../src/ai/index.js';
 import { fixture } from '../helpers/fixtures.js';
 import { silenceWav, speechVideo, spokenParagraph, spokenWav, videoWithoutAudio } from '../helpers/ai-fixtures.js';
@@ -83,7 +81,10 @@ describe('transcribeLocal (pocketsphinx)', () => {
     // One segment per sentence: flite pauses between them.
     assert.equal(r.segments.length, SENTENCES.length, JSON.stringify(r.segments.map((s) => s.text)));
     assert.ok(progress.length >= 2 && progress.at(-1) === 100, `progress ${progress.join(',')}`);
-    assert.ok(progress.every((p, i) => i === 0 || p > progress[i - 1]!), `progress not increasing: ${progress.join(',')}`);
+    assert.ok(
+      progress.every((p, i) => i === 0 || p > progress[i - 1]!),
+      `progress not increasing: ${progress.join(',')}`,
+    );
   });
 
   it('cuts long audio into chunks at pauses without losing or repeating words', async () => {
@@ -96,8 +97,15 @@ describe('transcribeLocal (pocketsphinx)', () => {
     assert.ok(wordErrorRate(text(whole), text(chunked)) <= 0.1, `whole "${text(whole)}" vs chunked "${text(chunked)}"`);
     const firstWhole = whole.words.at(-1)!;
     const lastChunked = chunked.words.at(-1)!;
-    assert.ok(Math.abs(firstWhole.end - lastChunked.end) < 0.3, `last word at ${lastChunked.end} s chunked vs ${firstWhole.end} s whole`);
-    assert.equal(await readdir(work).then((l) => l.filter((f) => f.startsWith('speech-')).length), 0, 'scratch left behind');
+    assert.ok(
+      Math.abs(firstWhole.end - lastChunked.end) < 0.3,
+      `last word at ${lastChunked.end} s chunked vs ${firstWhole.end} s whole`,
+    );
+    assert.equal(
+      await readdir(work).then((l) => l.filter((f) => f.startsWith('speech-')).length),
+      0,
+      'scratch left behind',
+    );
   });
 
   it('transcribes the soundtrack of a video', async () => {
@@ -111,7 +119,10 @@ describe('transcribeLocal (pocketsphinx)', () => {
     assert.equal(json.kind, 'speech');
     assert.equal(json.detected, true);
     assert.equal(json.language, 'en');
-    assert.deepEqual(json.text, json.timeline.map((t) => t.text));
+    assert.deepEqual(
+      json.text,
+      json.timeline.map((t) => t.text),
+    );
     json.timeline.forEach((t, i) => {
       assert.equal(t.index, i);
       assert.ok(t.end > t.start);

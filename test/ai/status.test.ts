@@ -9,7 +9,10 @@ describe('engine status', () => {
     const ok = await speechEngineStatus();
     assert.deepEqual([ok.engine, ok.found, ok.model], ['pocketsphinx', true, 'en-us']);
     assert.match(ok.version ?? '', /^0\.8/);
-    const missing = await speechEngineStatus({ ...DEFAULT_POCKETSPHINX_MODEL, binary: '/nonexistent/pocketsphinx_continuous' });
+    const missing = await speechEngineStatus({
+      ...DEFAULT_POCKETSPHINX_MODEL,
+      binary: '/nonexistent/pocketsphinx_continuous',
+    });
     assert.equal(missing.found, false);
     assert.match(missing.message ?? '', /apt-get install -y pocketsphinx/);
     const noModel = await speechEngineStatus({ ...DEFAULT_POCKETSPHINX_MODEL, lm: '/nonexistent/en-us.lm.bin' });

@@ -28,7 +28,12 @@ async function settle(t: TestServer, projectId: string): Promise<void> {
   while (quiet < 2) {
     if (Date.now() > deadline) throw new Error('the project did not settle in 60 s (an automation loop?)');
     await new Promise((r) => setTimeout(r, 300));
-    const active = await db.selectFrom('tasks').select('id').where('project_id', '=', projectId).where('status', 'in', ['pending', 'processing', 'waiting']).execute();
+    const active = await db
+      .selectFrom('tasks')
+      .select('id')
+      .where('project_id', '=', projectId)
+      .where('status', 'in', ['pending', 'processing', 'waiting'])
+      .execute();
     const undispatched = await db.selectFrom('events').select('id').where('dispatched', '=', 0).execute();
     quiet = active.length === 0 && undispatched.length === 0 ? quiet + 1 : 0;
   }
@@ -43,7 +48,10 @@ describe('automation chains', () => {
     const { t, key, projectId } = await server();
     try {
       for (const event of ['file.created', 'task.completed']) {
-        const auto = await t.call('POST', '/automations', { key, body: { trigger: { kind: 'event', event }, workflow: [imageStep(`thumb_${event}`)] } });
+        const auto = await t.call('POST', '/automations', {
+          key,
+          body: { trigger: { kind: 'event', event }, workflow: [imageStep(`thumb_${event}`)] },
+        });
         assert.equal(auto.status, 201, auto.text);
       }
       const file = await t.call('POST', '/files', { key, body: { url: origin.url('/fixtures/image-png') } });
@@ -57,7 +65,10 @@ describe('automation chains', () => {
       // hold Y (and X) in their chain, so nothing fires after that. Workflow tasks have no output.
       const workflows = tasks.filter((x) => x.kind === 'workflow');
       assert.equal(workflows.length, 2, JSON.stringify(workflows.map((w) => w.chain)));
-      assert.ok(tasks.every((x) => x.status === 'completed'), JSON.stringify(tasks.map((x) => [x.kind, x.status, x.error])));
+      assert.ok(
+        tasks.every((x) => x.status === 'completed'),
+        JSON.stringify(tasks.map((x) => [x.kind, x.status, x.error])),
+      );
       // Nothing ever ran on an event its own automation caused.
       for (const w of workflows) {
         const chain = JSON.parse(w.chain ?? '[]') as string[];
@@ -83,9 +94,20 @@ describe('automation chains', () => {
     const { t, key, projectId } = await server();
     try {
       for (const ref of ['a', 'b']) {
-        assert.equal((await t.call('POST', '/automations', { key, body: { trigger: { kind: 'event', event: 'file.created' }, workflow: [imageStep(ref)] } })).status, 201);
+        assert.equal(
+          (
+            await t.call('POST', '/automations', {
+              key,
+              body: { trigger: { kind: 'event', event: 'file.created' }, workflow: [imageStep(ref)] },
+            })
+          ).status,
+          201,
+        );
       }
-      assert.equal((await t.call('POST', '/files', { key, body: { url: origin.url('/fixtures/image-png') } })).status, 201);
+      assert.equal(
+        (await t.call('POST', '/files', { key, body: { url: origin.url('/fixtures/image-png') } })).status,
+        201,
+      );
       await settle(t, projectId);
       const workflows = (await tasksOf(t, projectId)).filter((x) => x.kind === 'workflow');
       // upload -> A, B; A's output -> B; B's output -> A; then every chain holds both.
@@ -99,13 +121,27 @@ describe('automation chains', () => {
     const { t, key, projectId } = await server({ MEDIAD_AUTOMATION_MAX_DEPTH: '2' });
     try {
       for (const ref of ['a', 'b', 'c']) {
-        assert.equal((await t.call('POST', '/automations', { key, body: { trigger: { kind: 'event', event: 'file.created' }, workflow: [imageStep(ref)] } })).status, 201);
+        assert.equal(
+          (
+            await t.call('POST', '/automations', {
+              key,
+              body: { trigger: { kind: 'event', event: 'file.created' }, workflow: [imageStep(ref)] },
+            })
+          ).status,
+          201,
+        );
       }
-      assert.equal((await t.call('POST', '/files', { key, body: { url: origin.url('/fixtures/image-png') } })).status, 201);
+      assert.equal(
+        (await t.call('POST', '/files', { key, body: { url: origin.url('/fixtures/image-png') } })).status,
+        201,
+      );
       await settle(t, projectId);
       const workflows = (await tasksOf(t, projectId)).filter((x) => x.kind === 'workflow');
       const depths = workflows.map((w) => (JSON.parse(w.chain ?? '[]') as string[]).length);
-      assert.ok(depths.every((d) => d <= 2), `depths ${depths.join(',')}`);
+      assert.ok(
+        depths.every((d) => d <= 2),
+        `depths ${depths.join(',')}`,
+      );
       // Depth 1: three runs; depth 2: each output feeds the two others (six runs).
       assert.equal(workflows.length, 9);
       const skipped = await t.call('GET', '/events?type=automation.skipped&limit=100', { key });
@@ -124,7 +160,11 @@ describe('per-project queue limits', () => {
   let t: TestServer;
   before(async () => {
     // No workers: created tasks stay pending.
-    t = await startTestServer({ MEDIAD_ALLOWED_URL_HOSTS: origin.host, MEDIAD_WORKER_CONCURRENCY: '0', MEDIAD_MAX_PENDING_TASKS: '3' });
+    t = await startTestServer({
+      MEDIAD_ALLOWED_URL_HOSTS: origin.host,
+      MEDIAD_WORKER_CONCURRENCY: '0',
+      MEDIAD_MAX_PENDING_TASKS: '3',
+    });
   });
   after(() => t.stop());
 
@@ -146,8 +186,19 @@ describe('per-project queue limits', () => {
     const { key } = await t.key('limits', 'auto');
     const body = { kind: 'ingest', url: origin.url('/fixtures/image-png') };
     for (let i = 0; i < 3; i++) assert.equal((await t.call('POST', '/tasks', { key, body })).status, 201);
-    assert.equal((await t.call('POST', '/automations', { key, body: { trigger: { kind: 'event', event: 'media.created' }, workflow: [imageStep('x')] } })).status, 201);
-    assert.equal((await t.call('POST', '/files', { key, body: { url: origin.url('/fixtures/image-png') } })).status, 201);
+    assert.equal(
+      (
+        await t.call('POST', '/automations', {
+          key,
+          body: { trigger: { kind: 'event', event: 'media.created' }, workflow: [imageStep('x')] },
+        })
+      ).status,
+      201,
+    );
+    assert.equal(
+      (await t.call('POST', '/files', { key, body: { url: origin.url('/fixtures/image-png') } })).status,
+      201,
+    );
     let skipped;
     for (let i = 0; i < 100 && !skipped?.json.meta.total; i++) {
       await new Promise((r) => setTimeout(r, 100));
@@ -168,8 +219,17 @@ describe('fair claiming', () => {
       const small = (await t.key('fair', 'small')).project_id;
       const at = (ms: number) => new Date(Date.UTC(2026, 0, 1) + ms).toISOString();
       await db.transaction().execute(async (trx) => {
-        for (let i = 0; i < 10; i++) await insertPendingTask(trx, { project_id: big, kind: 'http', options: { url: 'https://example.invalid/' } }, at(i));
-        await insertPendingTask(trx, { project_id: small, kind: 'http', options: { url: 'https://example.invalid/' } }, at(100));
+        for (let i = 0; i < 10; i++)
+          await insertPendingTask(
+            trx,
+            { project_id: big, kind: 'http', options: { url: 'https://example.invalid/' } },
+            at(i),
+          );
+        await insertPendingTask(
+          trx,
+          { project_id: small, kind: 'http', options: { url: 'https://example.invalid/' } },
+          at(100),
+        );
       });
       const now = new Date(Date.UTC(2026, 0, 2));
       const first = await claimTask(db, 'w1', 30_000, now);

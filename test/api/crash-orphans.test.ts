@@ -32,7 +32,9 @@ function diskStore(dataDir: string): Store {
   return {
     env: {},
     async blobKeys() {
-      const entries = await fs.readdir(path.join(root, 'projects'), { recursive: true, withFileTypes: true }).catch(() => []);
+      const entries = await fs
+        .readdir(path.join(root, 'projects'), { recursive: true, withFileTypes: true })
+        .catch(() => []);
       return entries.filter((e) => e.isFile()).map((e) => path.relative(root, path.join(e.parentPath, e.name)));
     },
   };
@@ -51,8 +53,16 @@ async function withDb<T>(dataDir: string, fn: (db: Db) => Promise<T>): Promise<T
 /** Blobs no row references, and rows whose blob is missing. */
 async function mismatch(dataDir: string, store: Store) {
   const blobs = new Set(await store.blobKeys());
-  const rows = new Set(await withDb(dataDir, async (db) => (await db.selectFrom('files').select('blob_key').execute()).map((r) => r.blob_key)));
-  return { orphans: [...blobs].filter((k) => !rows.has(k)), missing: [...rows].filter((k) => !blobs.has(k)), files: rows.size };
+  const rows = new Set(
+    await withDb(dataDir, async (db) =>
+      (await db.selectFrom('files').select('blob_key').execute()).map((r) => r.blob_key),
+    ),
+  );
+  return {
+    orphans: [...blobs].filter((k) => !rows.has(k)),
+    missing: [...rows].filter((k) => !blobs.has(k)),
+    files: rows.size,
+  };
 }
 
 class Scenario {
@@ -60,7 +70,10 @@ class Scenario {
   key = '';
   /** Every server started, stopped in remove() whatever failed (a live child would hold the test run). */
   private readonly servers: ServeProcess[] = [];
-  constructor(dir: string, readonly store: (dataDir: string) => Store) {
+  constructor(
+    dir: string,
+    readonly store: (dataDir: string) => Store,
+  ) {
     this.dataDir = dir;
   }
 
@@ -71,7 +84,11 @@ class Scenario {
   }
 
   async serve(crashAt?: CrashPoint): Promise<ServeProcess> {
-    const s = await spawnServe(this.dataDir, { MEDIAD_ALLOWED_URL_HOSTS: origin.host, ...this.store(this.dataDir).env, ...(crashAt ? { MEDIAD_CRASH_AT: crashAt } : {}) });
+    const s = await spawnServe(this.dataDir, {
+      MEDIAD_ALLOWED_URL_HOSTS: origin.host,
+      ...this.store(this.dataDir).env,
+      ...(crashAt ? { MEDIAD_CRASH_AT: crashAt } : {}),
+    });
     this.servers.push(s);
     return s;
   }
@@ -80,7 +97,11 @@ class Scenario {
   async crash(point: CrashPoint, act: (s: ServeProcess) => Promise<unknown>): Promise<void> {
     const s = await this.serve(point);
     await act(s).catch(() => undefined); // the connection drops with the process
-    assert.equal(await Promise.race([s.exited, new Promise((r) => setTimeout(() => r('alive'), 30_000))]), 'SIGKILL', `the server died at ${point}`);
+    assert.equal(
+      await Promise.race([s.exited, new Promise((r) => setTimeout(() => r('alive'), 30_000))]),
+      'SIGKILL',
+      `the server died at ${point}`,
+    );
     await s.stop();
   }
 
@@ -127,7 +148,10 @@ describe('crash between a blob and its row (disk)', () => {
         await first.stop();
         let taskId = '';
         await sc.crash(point, async (s) => {
-          const res = await s.call('POST', '/tasks', { key: sc.key, body: { kind: 'image', file_id: fileId, width: 8, format: 'png' } });
+          const res = await s.call('POST', '/tasks', {
+            key: sc.key,
+            body: { kind: 'image', file_id: fileId, width: 8, format: 'png' },
+          });
           taskId = res.json.data.id;
         });
         assert.ok(taskId);
@@ -184,7 +208,9 @@ describe('crash between a blob and its row (S3)', () => {
       const sc = await Scenario.create(() => ({
         env: s3.env(prefix),
         async blobKeys() {
-          return (await s3.keys(`${prefix}/`)).map((k) => k.slice(prefix.length + 1)).filter((k) => k.startsWith('projects/'));
+          return (await s3.keys(`${prefix}/`))
+            .map((k) => k.slice(prefix.length + 1))
+            .filter((k) => k.startsWith('projects/'));
         },
       }));
       try {

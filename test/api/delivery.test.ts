@@ -20,20 +20,40 @@ let video: Buffer; // the fixture's bytes, read from disk
 let fileUrl: string;
 let etag: string;
 
-interface RawResponse { status: number; headers: Record<string, string>; body: Buffer }
+interface RawResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+}
 
 /** Like t.call, but keeps the body as bytes. */
-async function raw(method: string, url: string, opts: { headers?: Record<string, string>; body?: Buffer } = {}): Promise<RawResponse> {
-  const res = await request(url, { method: method as 'GET', headers: opts.headers, body: opts.body, dispatcher: t.agent });
+async function raw(
+  method: string,
+  url: string,
+  opts: { headers?: Record<string, string>; body?: Buffer } = {},
+): Promise<RawResponse> {
+  const res = await request(url, {
+    method: method as 'GET',
+    headers: opts.headers,
+    body: opts.body,
+    dispatcher: t.agent,
+  });
   const body = Buffer.from(await res.body.arrayBuffer());
   const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+  for (const [k, v] of Object.entries(res.headers))
+    if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
   return { status: res.statusCode, headers, body };
 }
 const json = (r: RawResponse) => JSON.parse(r.body.toString('utf8'));
 
 const secretOf = async (project: string) =>
-  (await t.server.runtime.deps.db.selectFrom('projects').select('signing_secret').where('id', '=', project).executeTakeFirstOrThrow()).signing_secret;
+  (
+    await t.server.runtime.deps.db
+      .selectFrom('projects')
+      .select('signing_secret')
+      .where('id', '=', project)
+      .executeTakeFirstOrThrow()
+  ).signing_secret;
 /** The scheme of reference.md Decisions 9, computed here without the service's code. */
 const hmac = (secret: string, p: string, expiry: number, method: string) =>
   createHmac('sha256', secret).update(`${p}?expiry=${expiry}&method=${method}`).digest('base64url');
@@ -43,7 +63,9 @@ const signedQuery = (secret: string, p: string, expiry: number, method: string, 
 
 /** Every file left under <dataDir>/tmp (the per-process scratch directories). */
 const tmpFiles = async () =>
-  (await fs.readdir(path.join(t.dataDir, 'tmp'), { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).map((e) => e.name);
+  (await fs.readdir(path.join(t.dataDir, 'tmp'), { recursive: true, withFileTypes: true }))
+    .filter((e) => e.isFile())
+    .map((e) => e.name);
 
 before(async () => {
   origin = await startOrigin();
@@ -51,7 +73,10 @@ before(async () => {
   ({ key, project_id: projectId } = await t.key('acme', 'prod'));
   ({ key: otherKey, project_id: otherProject } = await t.key('acme', 'staging'));
   video = await fs.readFile(await fixture('video-mp4'));
-  const res = await t.call('POST', '/files', { key, body: { url: origin.url('/fixtures/video-mp4'), folder: 'clips', filename: 'a.mp4' } });
+  const res = await t.call('POST', '/files', {
+    key,
+    body: { url: origin.url('/fixtures/video-mp4'), folder: 'clips', filename: 'a.mp4' },
+  });
   assert.equal(res.status, 201, res.text);
   fileUrl = res.json.data.url;
   assert.equal(fileUrl, `${t.base}/d/${projectId}/clips/a.mp4`);
@@ -131,7 +156,15 @@ describe('delivery', () => {
   });
 
   it('answers unknown paths and projects with a 404 envelope', async () => {
-    for (const p of [`/d/${projectId}/clips/missing.mp4`, `/d/${projectId}/a.mp4`, `/d/prj_doesnotexist/clips/a.mp4`, `/d/${otherProject}/clips/a.mp4`, `/d/${projectId}`, `/d/${projectId}/..%2Fclips/a.mp4`, `/d/${projectId}/clips%2Fa.mp4`]) {
+    for (const p of [
+      `/d/${projectId}/clips/missing.mp4`,
+      `/d/${projectId}/a.mp4`,
+      `/d/prj_doesnotexist/clips/a.mp4`,
+      `/d/${otherProject}/clips/a.mp4`,
+      `/d/${projectId}`,
+      `/d/${projectId}/..%2Fclips/a.mp4`,
+      `/d/${projectId}/clips%2Fa.mp4`,
+    ]) {
       const res = await raw('GET', `${t.base}${p}`);
       assert.equal(res.status, 404, p);
       const body = json(res);
@@ -154,7 +187,9 @@ describe('signed URLs', () => {
     assert.doesNotMatch(s.signature, /[=+/]/);
     assert.equal(s.url, `${fileUrl}?expiry=${s.expiry}&method=get&signature=${s.signature}`);
 
-    const put = (await t.call('POST', '/signatures', { key, body: { filename: 'x.png', method: 'put', expiry: before + 60 } })).json.data;
+    const put = (
+      await t.call('POST', '/signatures', { key, body: { filename: 'x.png', method: 'put', expiry: before + 60 } })
+    ).json.data;
     assert.equal(put.folder, '');
     assert.equal(put.expiry, before + 60);
     assert.equal(put.signature, hmac(await secretOf(projectId), 'x.png', before + 60, 'put'));
@@ -162,7 +197,13 @@ describe('signed URLs', () => {
 
   it('validates expiry, method and filename', async () => {
     const tooLate = nowSec() + 7 * 86400 + 60;
-    for (const body of [{ filename: 'a.mp4', expiry: nowSec() - 5 }, { filename: 'a.mp4', expiry: tooLate }, { filename: 'a.mp4', method: 'post' }, { folder: 'clips' }, { filename: '../a.mp4' }]) {
+    for (const body of [
+      { filename: 'a.mp4', expiry: nowSec() - 5 },
+      { filename: 'a.mp4', expiry: tooLate },
+      { filename: 'a.mp4', method: 'post' },
+      { folder: 'clips' },
+      { filename: '../a.mp4' },
+    ]) {
       const res = await t.call('POST', '/signatures', { key, body });
       assert.equal(res.status, 400, JSON.stringify(body));
       assert.equal(res.json.error.code, 'validation_failed');
@@ -172,7 +213,10 @@ describe('signed URLs', () => {
 
   it('with require_signed_delivery, only valid, unexpired GET signatures for that path are served', async () => {
     const k = await t.key('acme', 'private');
-    const src = await t.call('POST', '/files', { key: k.key, body: { url: origin.url('/fixtures/video-mp4'), folder: 'v', filename: 'p.mp4' } });
+    const src = await t.call('POST', '/files', {
+      key: k.key,
+      body: { url: origin.url('/fixtures/video-mp4'), folder: 'v', filename: 'p.mp4' },
+    });
     assert.equal(src.status, 201, src.text);
     const url = src.json.data.url as string;
     const patched = await t.call('PATCH', '/project', { key: k.key, body: { require_signed_delivery: true } });
@@ -196,7 +240,11 @@ describe('signed URLs', () => {
 
     const secret = await secretOf(k.project_id);
     const future = nowSec() + 600;
-    assert.equal((await raw('GET', url + signedQuery(secret, 'v/p.mp4', future, 'get'))).status, 200, 'a hand-made signature is accepted');
+    assert.equal(
+      (await raw('GET', url + signedQuery(secret, 'v/p.mp4', future, 'get'))).status,
+      200,
+      'a hand-made signature is accepted',
+    );
     const expired = await raw('GET', url + signedQuery(secret, 'v/p.mp4', nowSec() - 30, 'get'));
     assert.equal(expired.status, 403);
     assert.equal(json(expired).error.code, 'signature_expired');
@@ -217,7 +265,11 @@ describe('signed URLs', () => {
       assert.equal(res.status, 403, u);
       assert.equal(json(res).error.code, 'signature_invalid', u);
     }
-    assert.equal((await t.call('PATCH', '/project', { key: k.key, body: { require_signed_delivery: false } })).json.data.require_signed_delivery, false);
+    assert.equal(
+      (await t.call('PATCH', '/project', { key: k.key, body: { require_signed_delivery: false } })).json.data
+        .require_signed_delivery,
+      false,
+    );
     assert.equal((await raw('GET', url)).status, 200, 'public again once the flag is cleared');
   });
 });
@@ -225,7 +277,9 @@ describe('signed URLs', () => {
 describe('uploads by PUT', () => {
   it('a signed PUT URL stores the bytes as a probed file with a new media', async () => {
     const png = await fs.readFile(await fixture('image-png'));
-    const s = (await t.call('POST', '/signatures', { key, body: { folder: 'up', filename: 'blue.png', method: 'put' } })).json.data;
+    const s = (
+      await t.call('POST', '/signatures', { key, body: { folder: 'up', filename: 'blue.png', method: 'put' } })
+    ).json.data;
     const res = await raw('PUT', s.url, { body: png, headers: { 'content-type': 'image/png' } });
     assert.equal(res.status, 201, res.body.toString());
     const f = json(res).data;
@@ -235,8 +289,15 @@ describe('uploads by PUT', () => {
     assert.equal(f.url, `${t.base}/d/${projectId}/up/blue.png`);
     assert.equal(json(res).meta.project_id, projectId);
 
-    const events = await t.server.runtime.deps.db.selectFrom('events').select(['type', 'data']).where('project_id', '=', projectId).execute();
-    assert.ok(events.some((e) => e.type === 'media.created' && JSON.parse(e.data).id === f.media_id), 'media.created recorded');
+    const events = await t.server.runtime.deps.db
+      .selectFrom('events')
+      .select(['type', 'data'])
+      .where('project_id', '=', projectId)
+      .execute();
+    assert.ok(
+      events.some((e) => e.type === 'media.created' && JSON.parse(e.data).id === f.media_id),
+      'media.created recorded',
+    );
     assert.equal((await t.call('GET', `/media/${f.media_id}`, { key })).json.data.urls.original, f.url);
 
     const got = await raw('GET', f.url);
@@ -250,7 +311,10 @@ describe('uploads by PUT', () => {
   it('accepts an API key of the project, refuses other keys and unsigned requests', async () => {
     const png = await fs.readFile(await fixture('image-png'));
     const url = `${t.base}/d/${projectId}/keyed/k.png`;
-    for (const headers of [{ authorization: `Bearer ${otherKey}` }, { authorization: 'Bearer mdk_nope' }, {}] as Record<string, string>[]) {
+    for (const headers of [{ authorization: `Bearer ${otherKey}` }, { authorization: 'Bearer mdk_nope' }, {}] as Record<
+      string,
+      string
+    >[]) {
       const res = await raw('PUT', url, { body: png, headers });
       assert.equal(res.status, 401, JSON.stringify(headers));
       assert.equal(json(res).error.code, 'unauthorized');
@@ -278,7 +342,9 @@ describe('uploads by PUT', () => {
     const expired = await raw('PUT', target + signedQuery(secret, 'up/g.png', nowSec() - 30, 'put'), { body: png });
     assert.equal(expired.status, 403);
     assert.equal(json(expired).error.code, 'signature_expired');
-    const empty = await raw('PUT', target + signedQuery(secret, 'up/g.png', nowSec() + 60, 'put'), { body: Buffer.alloc(0) });
+    const empty = await raw('PUT', target + signedQuery(secret, 'up/g.png', nowSec() + 60, 'put'), {
+      body: Buffer.alloc(0),
+    });
     assert.equal(empty.status, 400);
     assert.equal((await raw('GET', target)).status, 404);
     assert.deepEqual(await tmpFiles(), []);
@@ -296,12 +362,25 @@ describe('uploads by PUT', () => {
       const declared = await put(Buffer.alloc(100_001));
       assert.equal(declared.statusCode, 413);
       assert.equal(((await declared.body.json()) as any).error.code, 'payload_too_large');
-      const chunked = await put(Readable.from((async function* () { for (let i = 0; i < 20; i++) yield Buffer.alloc(10_000, i); })()));
+      const chunked = await put(
+        Readable.from(
+          (async function* () {
+            for (let i = 0; i < 20; i++) yield Buffer.alloc(10_000, i);
+          })(),
+        ),
+      );
       assert.equal(chunked.statusCode, 413, 'a body without Content-Length is counted as it arrives');
       assert.equal(chunked.headers.connection, 'close', 'a half-read connection is not kept alive');
       await chunked.body.dump();
       const abort = new AbortController();
-      const slow = Readable.from((async function* () { yield Buffer.alloc(5000, 1); await setTimeout(200); abort.abort(); await setTimeout(200); })());
+      const slow = Readable.from(
+        (async function* () {
+          yield Buffer.alloc(5000, 1);
+          await setTimeout(200);
+          abort.abort();
+          await setTimeout(200);
+        })(),
+      );
       await assert.rejects(put(slow, abort.signal));
       for (let i = 0; i < 40 && (await tmpFiles()).length > 0; i++) await setTimeout(50); // the server notices the abort asynchronously
       assert.deepEqual(await tmpFiles(), []);

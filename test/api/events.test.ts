@@ -10,7 +10,8 @@ before(async () => {
   t = await startTestServer({ MEDIAD_SERVE_WORKERS: 'false' });
   ({ key } = await t.key('events', 'main'));
   // Events are written in the transaction of the change, so they are readable at once.
-  for (const title of ['one', 'two', 'three']) media.push((await t.call('POST', '/media', { key, body: { title } })).json.data);
+  for (const title of ['one', 'two', 'three'])
+    media.push((await t.call('POST', '/media', { key, body: { title } })).json.data);
   await t.call('PATCH', `/media/${media[0].id}`, { key, body: { title: 'uno' } });
 });
 after(() => t.stop());
@@ -21,7 +22,10 @@ describe('GET /events', () => {
     assert.equal(res.status, 200, res.text);
     assert.equal(res.json.meta.type, 'list');
     assert.equal(res.json.meta.total, 4);
-    assert.deepEqual(res.json.data.map((e: any) => e.type), ['media.updated', 'media.created', 'media.created', 'media.created']);
+    assert.deepEqual(
+      res.json.data.map((e: any) => e.type),
+      ['media.updated', 'media.created', 'media.created', 'media.created'],
+    );
     const [updated] = res.json.data;
     assert.match(updated.id, /^evt_[A-Za-z0-9]{16}$/);
     assert.equal(updated.object, 'event');
@@ -33,7 +37,10 @@ describe('GET /events', () => {
   it('filters by type and paginates, keeping the filter in the links', async () => {
     const first = await t.call('GET', '/events?type=media.created&limit=2', { key });
     assert.equal(first.status, 200, first.text);
-    assert.deepEqual([first.json.meta.total, first.json.meta.pages, first.json.meta.limit, first.json.data.length], [3, 2, 2, 2]);
+    assert.deepEqual(
+      [first.json.meta.total, first.json.meta.pages, first.json.meta.limit, first.json.data.length],
+      [3, 2, 2, 2],
+    );
     assert.ok(first.json.data.every((e: any) => e.type === 'media.created'));
     assert.equal(first.json.links.prev, null);
     assert.match(first.json.links.next, /type=media.created/);
@@ -47,7 +54,11 @@ describe('GET /events', () => {
   });
 
   it('refuses an unknown type and bad paging with field details', async () => {
-    for (const [query, field] of [['type=media.exploded', 'query.type'], ['limit=0', 'query.limit'], ['page=0', 'query.page']]) {
+    for (const [query, field] of [
+      ['type=media.exploded', 'query.type'],
+      ['limit=0', 'query.limit'],
+      ['page=0', 'query.page'],
+    ]) {
       const res = await t.call('GET', `/events?${query}`, { key });
       assert.equal(res.status, 400, query);
       assert.equal(res.json.error.details[0].field, field);

@@ -40,8 +40,17 @@ before(async () => {
   origin = await startOrigin();
   const url = new URL(ADMIN);
   url.pathname = `/${DB}`;
-  s3Env = { MEDIAD_STORAGE_URL: `s3://${s3.bucket}/fault`, MEDIAD_S3_ENDPOINT: s3.endpoint, MEDIAD_S3_FORCE_PATH_STYLE: 'true' };
-  t = await startTestServer({ ...s3Env, MEDIAD_DATABASE_URL: url.toString(), MEDIAD_ALLOWED_URL_HOSTS: origin.host, MEDIAD_WORKER_CONCURRENCY: '0' });
+  s3Env = {
+    MEDIAD_STORAGE_URL: `s3://${s3.bucket}/fault`,
+    MEDIAD_S3_ENDPOINT: s3.endpoint,
+    MEDIAD_S3_FORCE_PATH_STYLE: 'true',
+  };
+  t = await startTestServer({
+    ...s3Env,
+    MEDIAD_DATABASE_URL: url.toString(),
+    MEDIAD_ALLOWED_URL_HOSTS: origin.host,
+    MEDIAD_WORKER_CONCURRENCY: '0',
+  });
 });
 
 after(async () => {
@@ -57,7 +66,9 @@ async function allKeys(prefix: string): Promise<string[]> {
   const keys: string[] = [];
   let token: string | undefined;
   do {
-    const page = await s3.client.send(new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: prefix, ContinuationToken: token }));
+    const page = await s3.client.send(
+      new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: prefix, ContinuationToken: token }),
+    );
     for (const o of page.Contents ?? []) keys.push(o.Key!);
     token = page.NextContinuationToken;
   } while (token);
@@ -69,7 +80,8 @@ describe('scale-out fault test', () => {
     if (!pgUp) return ctx.skip('PostgreSQL is not reachable on 127.0.0.1:5432');
     const { key, project_id } = await t.key('fault', 'main');
     const video = (await t.call('POST', '/files', { key, body: { url: origin.url('/fixtures/video-mp4') } })).json.data;
-    const image = (await t.call('POST', '/files', { key, body: { url: origin.url('/fixtures/image-jpeg') } })).json.data;
+    const image = (await t.call('POST', '/files', { key, body: { url: origin.url('/fixtures/image-jpeg') } })).json
+      .data;
     const bodies: Record<string, unknown>[] = [];
     for (let i = 0; i < 60; i++) {
       const n = i % 4;
@@ -86,7 +98,12 @@ describe('scale-out fault test', () => {
     const db = t.server.runtime.deps.db;
     const deadline = Date.now() + 60_000;
     for (;;) {
-      const mine = await db.selectFrom('tasks').select('id').where('status', '=', 'processing').where('lease_owner', 'like', `%:${victim.pid}:%`).execute();
+      const mine = await db
+        .selectFrom('tasks')
+        .select('id')
+        .where('status', '=', 'processing')
+        .where('lease_owner', 'like', `%:${victim.pid}:%`)
+        .execute();
       if (mine.length > 0) break;
       assert.ok(Date.now() < deadline, 'the first worker took a task');
       await new Promise((r) => setTimeout(r, 20));
@@ -97,18 +114,40 @@ describe('scale-out fault test', () => {
     const until = Date.now() + 240_000;
     let rows;
     for (;;) {
-      rows = await db.selectFrom('tasks').select(['id', 'status', 'attempts', 'output_file_id', 'error']).where('id', 'in', ids).execute();
+      rows = await db
+        .selectFrom('tasks')
+        .select(['id', 'status', 'attempts', 'output_file_id', 'error'])
+        .where('id', 'in', ids)
+        .execute();
       if (rows.every((r) => ['completed', 'failed', 'cancelled'].includes(r.status))) break;
-      assert.ok(Date.now() < until, `still running: ${rows.filter((r) => !['completed', 'failed'].includes(r.status)).length}`);
+      assert.ok(
+        Date.now() < until,
+        `still running: ${rows.filter((r) => !['completed', 'failed'].includes(r.status)).length}`,
+      );
       await new Promise((r) => setTimeout(r, 200));
     }
     for (const r of rows) assert.equal(r.status, 'completed', `${r.id}: ${r.error}`);
-    assert.ok(rows.some((r) => r.attempts > 1), 'the killed worker’s tasks ran again');
+    assert.ok(
+      rows.some((r) => r.attempts > 1),
+      'the killed worker’s tasks ran again',
+    );
     assert.equal(new Set(rows.map((r) => r.output_file_id)).size, 60, 'one output per task');
 
-    const files = await db.selectFrom('files').select(['id', 'blob_key']).where('project_id', '=', project_id).execute();
-    assert.equal(files.length, 2 + 60 + 15, 'inputs, one output per task and one sprite per thumbnails task — nothing duplicated');
+    const files = await db
+      .selectFrom('files')
+      .select(['id', 'blob_key'])
+      .where('project_id', '=', project_id)
+      .execute();
+    assert.equal(
+      files.length,
+      2 + 60 + 15,
+      'inputs, one output per task and one sprite per thumbnails task — nothing duplicated',
+    );
     const blobs = await allKeys(`fault/projects/${project_id}/`);
-    assert.deepEqual(blobs.sort(), files.map((f) => `fault/${f.blob_key}`).sort(), 'every blob has its row and every row its blob');
+    assert.deepEqual(
+      blobs.sort(),
+      files.map((f) => `fault/${f.blob_key}`).sort(),
+      'every blob has its row and every row its blob',
+    );
   });
 });

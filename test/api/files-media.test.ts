@@ -99,13 +99,21 @@ describe('POST /files', () => {
     assert.equal(media.files[0].status, undefined);
     assert.equal(media.files[0].metadata, undefined);
 
-    const events = await t.server.runtime.deps.db.selectFrom('events').select(['type', 'data']).where('project_id', '=', projectId).execute();
+    const events = await t.server.runtime.deps.db
+      .selectFrom('events')
+      .select(['type', 'data'])
+      .where('project_id', '=', projectId)
+      .execute();
     const created = events.find((e) => e.type === 'media.created' && JSON.parse(e.data).id === f.media_id);
     assert.ok(created, 'media.created recorded');
   });
 
   it('ingests an image with its average colour and no duration', async () => {
-    const res = await post('/files', { url: origin.url('/fixtures/image-png'), folder: 'pics/2026', filename: 'blue.png' });
+    const res = await post('/files', {
+      url: origin.url('/fixtures/image-png'),
+      folder: 'pics/2026',
+      filename: 'blue.png',
+    });
     assert.equal(res.status, 201, res.text);
     const f = res.json.data;
     assert.equal(f.kind, 'image');
@@ -128,7 +136,11 @@ describe('POST /files', () => {
   });
 
   it('refuses a taken folder/filename with 409 and replaces nothing', async () => {
-    const res = await post('/files', { url: origin.url('/fixtures/image-png'), folder: 'pics/2026', filename: 'blue.png' });
+    const res = await post('/files', {
+      url: origin.url('/fixtures/image-png'),
+      folder: 'pics/2026',
+      filename: 'blue.png',
+    });
     assert.equal(res.status, 409);
     assert.equal(res.json.error.code, 'file_conflict');
   });
@@ -184,7 +196,10 @@ describe('files: read, update, delete', () => {
     assert.equal((await t.call('PATCH', `/files/${f.id}`, { key: otherKey, body: { ref: 'x' } })).status, 404);
     assert.equal((await t.call('DELETE', `/files/${f.id}`, { key: otherKey })).status, 404);
 
-    const patched = await t.call('PATCH', `/files/${f.id}`, { key, body: { folder: 'renamed', filename: 'cover.png', ref: 'cover', metadata: { a: 1 } } });
+    const patched = await t.call('PATCH', `/files/${f.id}`, {
+      key,
+      body: { folder: 'renamed', filename: 'cover.png', ref: 'cover', metadata: { a: 1 } },
+    });
     assert.equal(patched.status, 200, patched.text);
     assert.equal(patched.json.data.url, `${t.base}/d/${projectId}/renamed/cover.png`);
     assert.deepEqual(patched.json.data.metadata, { a: 1 });
@@ -229,7 +244,8 @@ describe('media', () => {
 describe('pagination', () => {
   it('pages with exact totals and links; a page past the end is empty', async () => {
     const k = (await t.key('paging', 'p')).key;
-    for (let i = 0; i < 5; i++) assert.equal((await t.call('POST', '/media', { key: k, body: { title: `m${i}` } })).status, 201);
+    for (let i = 0; i < 5; i++)
+      assert.equal((await t.call('POST', '/media', { key: k, body: { title: `m${i}` } })).status, 201);
     const p1 = (await t.call('GET', '/media?limit=2', { key: k })).json;
     assert.equal(p1.meta.total, 5);
     assert.equal(p1.meta.pages, 3);
@@ -243,7 +259,9 @@ describe('pagination', () => {
     assert.equal(p3.data.length, 1);
     assert.equal(p3.links.next, null);
     assert.equal(p3.links.prev, `${t.base}/media?page=2&limit=2`);
-    const seen = new Set([...p1.data, ...(await t.call('GET', p1.links.next, { key: k })).json.data, ...p3.data].map((m: any) => m.id));
+    const seen = new Set(
+      [...p1.data, ...(await t.call('GET', p1.links.next, { key: k })).json.data, ...p3.data].map((m: any) => m.id),
+    );
     assert.equal(seen.size, 5, 'pages do not overlap');
     const past = (await t.call('GET', '/media?page=9&limit=2', { key: k })).json;
     assert.deepEqual(past.data, []);
@@ -265,10 +283,18 @@ describe('pagination', () => {
 
 describe('protocol errors', () => {
   it('malformed JSON 400, wrong content type 415, body too large 413, wrong method 405, unknown route 404', async () => {
-    const bad = await t.call('POST', '/media', { key, raw: '{"title":', headers: { 'content-type': 'application/json' } });
+    const bad = await t.call('POST', '/media', {
+      key,
+      raw: '{"title":',
+      headers: { 'content-type': 'application/json' },
+    });
     assert.equal(bad.status, 400);
     assert.equal(bad.json.error.code, 'invalid_json');
-    const type = await t.call('POST', '/media', { key, raw: 'title=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const type = await t.call('POST', '/media', {
+      key,
+      raw: 'title=x',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     assert.equal(type.status, 415);
     assert.equal(type.json.error.code, 'unsupported_media_type');
     const big = await t.call('POST', '/media', { key, body: { metadata: { blob: 'x'.repeat(2 * 1024 * 1024) } } });

@@ -17,8 +17,14 @@ after(() => env.close());
 it(`finds no 5xx and no answer outside the envelope (seed ${SEED}, ${COUNT} requests, ${RAW} raw cases)`, async (t) => {
   const lines: string[] = [];
   const result = await runFuzz(env, { seed: SEED, count: COUNT, rawCount: RAW, log: (l) => lines.push(l) });
-  t.diagnostic(`seed ${SEED}: ${result.requests} requests ${JSON.stringify(result.statuses)}, ${result.rawCases} raw cases`);
-  assert.equal(result.failures.length, 0, `fuzz failures (replay: npm run fuzz -- --seed ${SEED} --count ${COUNT} --raw ${RAW}):\n${lines.join('\n')}`);
+  t.diagnostic(
+    `seed ${SEED}: ${result.requests} requests ${JSON.stringify(result.statuses)}, ${result.rawCases} raw cases`,
+  );
+  assert.equal(
+    result.failures.length,
+    0,
+    `fuzz failures (replay: npm run fuzz -- --seed ${SEED} --count ${COUNT} --raw ${RAW}):\n${lines.join('\n')}`,
+  );
   // The run reached past validation: some requests succeeded, and most were refused for cause.
   assert.ok((result.statuses['2xx'] ?? 0) > COUNT / 20, JSON.stringify(result.statuses));
   assert.ok((result.statuses['4xx'] ?? 0) > COUNT / 3, JSON.stringify(result.statuses));

@@ -18,13 +18,20 @@ before(async () => {
   t = await startTestServer({ MEDIAD_SERVE_WORKERS: 'false', MEDIAD_ALLOWED_URL_HOSTS: '127.0.0.1:9' });
   ({ key, project_id: projectId } = await t.key('hard', 'http'));
   // A loopback URL on a port nothing listens on: deliveries (if any) never leave the machine.
-  const hook = await t.call('POST', '/webhooks', { key, body: { url: 'https://127.0.0.1:9/hook', events: ['task.completed'] } });
+  const hook = await t.call('POST', '/webhooks', {
+    key,
+    body: { url: 'https://127.0.0.1:9/hook', events: ['task.completed'] },
+  });
   assert.equal(hook.status, 201, hook.text);
   webhookId = hook.json.data.id;
 });
 after(() => t.stop());
 
-const json = (body: string | Buffer, headers: Record<string, string> = {}) => ({ key, raw: body, headers: { 'content-type': 'application/json', ...headers } });
+const json = (body: string | Buffer, headers: Record<string, string> = {}) => ({
+  key,
+  raw: body,
+  headers: { 'content-type': 'application/json', ...headers },
+});
 const nested = (levels: number, inner = '1') => '['.repeat(levels) + inner + ']'.repeat(levels);
 
 function assertEnvelopeError(res: { status: number; json: any; text: string }, status: number, code: string): void {
@@ -36,14 +43,41 @@ function assertEnvelopeError(res: { status: number; json: any; text: string }, s
 }
 
 describe('page and limit', () => {
-  const lists = () => ['/files', '/media', '/tasks', '/automations', '/events', '/webhooks', `/webhooks/${webhookId}/deliveries`];
+  const lists = () => [
+    '/files',
+    '/media',
+    '/tasks',
+    '/automations',
+    '/events',
+    '/webhooks',
+    `/webhooks/${webhookId}/deliveries`,
+  ];
 
   it('refuses page values that are not whole numbers in range, on all seven lists, naming query.page', async () => {
     for (const list of lists()) {
-      for (const page of ['1e20', 'Infinity', '-Infinity', '1e400', 'NaN', '0', '-1', '1.5', '0x10', '1e1', '+3', ' 2', '9007199254740993', '1000000001']) {
+      for (const page of [
+        '1e20',
+        'Infinity',
+        '-Infinity',
+        '1e400',
+        'NaN',
+        '0',
+        '-1',
+        '1.5',
+        '0x10',
+        '1e1',
+        '+3',
+        ' 2',
+        '9007199254740993',
+        '1000000001',
+      ]) {
         const res = await t.call('GET', `${list}?page=${encodeURIComponent(page)}`, { key });
         assertEnvelopeError(res, 400, 'validation_failed');
-        assert.deepEqual(res.json.error.details.map((d: { field: string }) => d.field), ['query.page'], `${list}?page=${page}`);
+        assert.deepEqual(
+          res.json.error.details.map((d: { field: string }) => d.field),
+          ['query.page'],
+          `${list}?page=${page}`,
+        );
       }
     }
   });
@@ -53,7 +87,11 @@ describe('page and limit', () => {
       for (const limit of ['1e400', 'Infinity', '0', '101', '1e1', '2.0', '']) {
         const res = await t.call('GET', `${list}?limit=${encodeURIComponent(limit)}`, { key });
         assertEnvelopeError(res, 400, 'validation_failed');
-        assert.deepEqual(res.json.error.details.map((d: { field: string }) => d.field), ['query.limit'], `${list}?limit=${limit}`);
+        assert.deepEqual(
+          res.json.error.details.map((d: { field: string }) => d.field),
+          ['query.limit'],
+          `${list}?limit=${limit}`,
+        );
       }
     }
   });
@@ -82,16 +120,35 @@ describe('JSON bodies', () => {
   it('refuses the bodies that overflowed the stack (metadata, task options, the Idempotency-Key fingerprint) with 400, not 500', async () => {
     const body = `{"metadata":{"a":${nested(4041)}}}`;
     assertEnvelopeError(await t.call('POST', '/media', json(body)), 400, 'invalid_json');
-    assertEnvelopeError(await t.call('PATCH', '/project', json(`{"require_signed_delivery":${nested(5000)}}`)), 400, 'invalid_json');
-    assertEnvelopeError(await t.call('POST', '/tasks', json(`{"kind":"http","url":"http://127.0.0.1:9/","body":${nested(5000, '{}')}}`)), 400, 'invalid_json');
+    assertEnvelopeError(
+      await t.call('PATCH', '/project', json(`{"require_signed_delivery":${nested(5000)}}`)),
+      400,
+      'invalid_json',
+    );
+    assertEnvelopeError(
+      await t.call('POST', '/tasks', json(`{"kind":"http","url":"http://127.0.0.1:9/","body":${nested(5000, '{}')}}`)),
+      400,
+      'invalid_json',
+    );
     const idem = { 'idempotency-key': 'hardening-0000000001' };
-    assertEnvelopeError(await t.call('POST', '/tasks/task_nope/cancel', json(`{"a":${nested(3076)}}`, idem)), 400, 'invalid_json');
+    assertEnvelopeError(
+      await t.call('POST', '/tasks/task_nope/cancel', json(`{"a":${nested(3076)}}`, idem)),
+      400,
+      'invalid_json',
+    );
     // Objects nest as deep as arrays do.
-    assertEnvelopeError(await t.call('POST', '/media', json(`{"metadata":${'{"a":'.repeat(3000)}1${'}'.repeat(3000)}}`)), 400, 'invalid_json');
+    assertEnvelopeError(
+      await t.call('POST', '/media', json(`{"metadata":${'{"a":'.repeat(3000)}1${'}'.repeat(3000)}}`)),
+      400,
+      'invalid_json',
+    );
   });
 
   it('counts brackets inside strings as text, not nesting', async () => {
-    const res = await t.call('POST', '/media', { key, body: { title: '['.repeat(200), metadata: { note: '{"a":'.repeat(100) + '\\"[' } } });
+    const res = await t.call('POST', '/media', {
+      key,
+      body: { title: '['.repeat(200), metadata: { note: '{"a":'.repeat(100) + '\\"[' } },
+    });
     assert.equal(res.status, 201, res.text);
     assert.equal(res.json.data.title, '['.repeat(200));
   });
@@ -99,7 +156,10 @@ describe('JSON bodies', () => {
   it('refuses non-finite numbers (1e999) with validation_failed naming the field', async () => {
     const res = await t.call('POST', '/media', json('{"metadata":{"size":1e999,"list":[1,-1E400]}}'));
     assertEnvelopeError(res, 400, 'validation_failed');
-    assert.deepEqual(res.json.error.details.map((d: { field: string }) => d.field), ['metadata.size', 'metadata.list[1]']);
+    assert.deepEqual(
+      res.json.error.details.map((d: { field: string }) => d.field),
+      ['metadata.size', 'metadata.list[1]'],
+    );
     const big = await t.call('POST', '/media', json('{"metadata":{"size":1.7e308,"tiny":1e-400}}'));
     assert.equal(big.status, 201, big.text);
     assert.equal(big.json.data.metadata.size, 1.7e308);
@@ -118,10 +178,23 @@ describe('JSON bodies', () => {
   });
 
   it('refuses U+0000 in strings and names (PostgreSQL cannot store it), naming the field', async () => {
-    const res = await t.call('POST', '/media', { key, body: { title: 'a\u0000b', metadata: { ok: 'fine', ['k\u0000']: 1 } } });
+    const res = await t.call('POST', '/media', {
+      key,
+      body: { title: 'a\u0000b', metadata: { ok: 'fine', ['k\u0000']: 1 } },
+    });
     assertEnvelopeError(res, 400, 'validation_failed');
-    assert.deepEqual(res.json.error.details.map((d: { field: string }) => d.field), ['title', 'metadata.k\\u0000']);
-    const auto = await t.call('POST', '/automations', { key, body: { name: 'x\u0000', trigger: { kind: 'event', event: 'media.created' }, workflow: [{ kind: 'image', width: 10 }] } });
+    assert.deepEqual(
+      res.json.error.details.map((d: { field: string }) => d.field),
+      ['title', 'metadata.k\\u0000'],
+    );
+    const auto = await t.call('POST', '/automations', {
+      key,
+      body: {
+        name: 'x\u0000',
+        trigger: { kind: 'event', event: 'media.created' },
+        workflow: [{ kind: 'image', width: 10 }],
+      },
+    });
     assertEnvelopeError(auto, 400, 'validation_failed');
     const text = await t.call('POST', '/media', { key, body: { title: 'a\\u0000b' } });
     assert.equal(text.status, 201, 'a backslash followed by u0000 is text, not U+0000');
@@ -131,14 +204,25 @@ describe('JSON bodies', () => {
     for (const id of ['file_%00x', '%E2%82%AC', 'a%20b', 'x.y']) {
       const res = await t.call('GET', `/files/${id}`, { key });
       assertEnvelopeError(res, 400, 'validation_failed');
-      assert.deepEqual(res.json.error.details.map((d: { field: string }) => d.field), ['params.id']);
+      assert.deepEqual(
+        res.json.error.details.map((d: { field: string }) => d.field),
+        ['params.id'],
+      );
     }
-    assertEnvelopeError(await t.call('GET', `/webhooks/${webhookId}/deliveries/whd_%00`, { key }), 400, 'validation_failed');
+    assertEnvelopeError(
+      await t.call('GET', `/webhooks/${webhookId}/deliveries/whd_%00`, { key }),
+      400,
+      'validation_failed',
+    );
     assertEnvelopeError(await t.call('GET', '/files/file_AAAAAAAAAAAAAAAA', { key }), 404, 'not_found');
   });
 
   it('still refuses __proto__ keys and still treats an absent body as no properties', async () => {
-    assertEnvelopeError(await t.call('POST', '/media', json('{"metadata":{"__proto__":{"x":1}}}')), 400, 'invalid_json');
+    assertEnvelopeError(
+      await t.call('POST', '/media', json('{"metadata":{"__proto__":{"x":1}}}')),
+      400,
+      'invalid_json',
+    );
     assert.equal((await t.call('POST', '/media', { key })).status, 201);
     assertEnvelopeError(await t.call('POST', '/media', json('')), 400, 'invalid_json');
   });
@@ -153,14 +237,22 @@ describe('Accept-Version outside the versioned API', () => {
     assertEnvelopeError(missing, 404, 'not_found');
     const notAllowed = await t.call('POST', '/health', { headers: { 'accept-version': 'bogus' } });
     assertEnvelopeError(notAllowed, 405, 'method_not_allowed');
-    assertEnvelopeError(await t.call('GET', '/files', { key, headers: { 'accept-version': 'bogus' } }), 400, 'unsupported_version');
+    assertEnvelopeError(
+      await t.call('GET', '/files', { key, headers: { 'accept-version': 'bogus' } }),
+      400,
+      'unsupported_version',
+    );
   });
 });
 
 describe('PUT uploads and Content-Type', () => {
   it('treats an empty or blank Content-Type like a missing one', async () => {
     const png = await fs.readFile(await fixture('image-png'));
-    for (const [name, headers] of [['missing', {}], ['empty', { 'content-type': '' }], ['blank', { 'content-type': '  ' }]] as const) {
+    for (const [name, headers] of [
+      ['missing', {}],
+      ['empty', { 'content-type': '' }],
+      ['blank', { 'content-type': '  ' }],
+    ] as const) {
       const res = await t.call('PUT', `/d/${projectId}/uploads/${name}.png`, { key, raw: png, headers });
       assert.equal(res.status, 201, `${name}: ${res.text}`);
       assert.equal(res.json.data.type, 'image/png');
@@ -173,17 +265,66 @@ describe('malformed HTTP gets the envelope', () => {
   // plainCode: over plain TCP a well-formed head is answered https_required before the body is read.
   // parsed: the head parses, so the app answers it and the connection may stay open.
   const cases: { name: string; request: string; status: number; code: string; plainCode?: string; parsed?: true }[] = [
-    { name: 'control byte in the target', request: 'GET /fi\x01les HTTP/1.1\r\nHost: x\r\n\r\n', status: 400, code: 'bad_request' },
-    { name: 'non-ASCII byte in the target', request: 'GET /fi\xe9les HTTP/1.1\r\nHost: x\r\n\r\n', status: 400, code: 'bad_request' },
-    { name: 'space in a header name', request: 'GET /health HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n', status: 400, code: 'bad_request' },
-    { name: 'Content-Length with Transfer-Encoding', request: 'POST /media HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', status: 400, code: 'bad_request' },
-    { name: 'bad chunk size', request: 'POST /media HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n', status: 400, code: 'bad_request', plainCode: 'https_required' },
+    {
+      name: 'control byte in the target',
+      request: 'GET /fi\x01les HTTP/1.1\r\nHost: x\r\n\r\n',
+      status: 400,
+      code: 'bad_request',
+    },
+    {
+      name: 'non-ASCII byte in the target',
+      request: 'GET /fi\xe9les HTTP/1.1\r\nHost: x\r\n\r\n',
+      status: 400,
+      code: 'bad_request',
+    },
+    {
+      name: 'space in a header name',
+      request: 'GET /health HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n',
+      status: 400,
+      code: 'bad_request',
+    },
+    {
+      name: 'Content-Length with Transfer-Encoding',
+      request: 'POST /media HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+      status: 400,
+      code: 'bad_request',
+    },
+    {
+      name: 'bad chunk size',
+      request:
+        'POST /media HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n',
+      status: 400,
+      code: 'bad_request',
+      plainCode: 'https_required',
+    },
     { name: 'garbage request line', request: 'HELLO WORLD\r\n\r\n', status: 400, code: 'bad_request' },
-    { name: 'head over 16 KiB', request: `GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, status: 431, code: 'headers_too_large' },
+    {
+      name: 'head over 16 KiB',
+      request: `GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+      status: 431,
+      code: 'headers_too_large',
+    },
     // Over TLS this spans three records, and Node reports the overflow once per record.
-    { name: 'head over 32 KiB in many headers', request: `GET /health HTTP/1.1\r\nHost: x\r\n${Array.from({ length: 3000 }, (_, i) => `X-${i}: abcde\r\n`).join('')}\r\n`, status: 431, code: 'headers_too_large' },
-    { name: 'HTTP/1.1 without Host', request: 'GET /health HTTP/1.1\r\n\r\n', status: 400, code: 'bad_request', plainCode: 'https_required', parsed: true },
-    { name: 'CONNECT', request: 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n', status: 400, code: 'bad_request' },
+    {
+      name: 'head over 32 KiB in many headers',
+      request: `GET /health HTTP/1.1\r\nHost: x\r\n${Array.from({ length: 3000 }, (_, i) => `X-${i}: abcde\r\n`).join('')}\r\n`,
+      status: 431,
+      code: 'headers_too_large',
+    },
+    {
+      name: 'HTTP/1.1 without Host',
+      request: 'GET /health HTTP/1.1\r\n\r\n',
+      status: 400,
+      code: 'bad_request',
+      plainCode: 'https_required',
+      parsed: true,
+    },
+    {
+      name: 'CONNECT',
+      request: 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n',
+      status: 400,
+      code: 'bad_request',
+    },
   ];
 
   const check = (name: string, responses: RawResponse[], status: number, code: string, closes = true) => {
@@ -203,15 +344,23 @@ describe('malformed HTTP gets the envelope', () => {
     it(`over ${secure ? 'TLS' : 'plain TCP'}`, async () => {
       const ca = await fs.readFile(t.server.caCertPath!, 'utf8');
       for (const c of cases) {
-        const { responses } = await rawExchange({ port: port(), tls: secure ? { ca } : null, data: Buffer.from(c.request, 'latin1') });
-        check(c.name, responses, c.status, secure ? c.code : c.plainCode ?? c.code, !(secure && c.parsed));
+        const { responses } = await rawExchange({
+          port: port(),
+          tls: secure ? { ca } : null,
+          data: Buffer.from(c.request, 'latin1'),
+        });
+        check(c.name, responses, c.status, secure ? c.code : (c.plainCode ?? c.code), !(secure && c.parsed));
       }
     });
   }
 
   it('serves a request with an Expect header other than 100-continue as if it had none', async () => {
     const ca = await fs.readFile(t.server.caCertPath!, 'utf8');
-    const { responses } = await rawExchange({ port: port(), tls: { ca }, data: Buffer.from('GET /health HTTP/1.1\r\nHost: localhost\r\nExpect: bogus\r\nConnection: close\r\n\r\n') });
+    const { responses } = await rawExchange({
+      port: port(),
+      tls: { ca },
+      data: Buffer.from('GET /health HTTP/1.1\r\nHost: localhost\r\nExpect: bogus\r\nConnection: close\r\n\r\n'),
+    });
     assert.equal(responses.length, 1);
     assert.equal(responses[0]!.status, 200, responses[0]!.raw);
     assert.equal(JSON.parse(responses[0]!.body.toString()).data.status, 'ok');
@@ -219,13 +368,21 @@ describe('malformed HTTP gets the envelope', () => {
 
   it('takes an HTTP/1.0 request without Host as addressed to the public host', async () => {
     const ca = await fs.readFile(t.server.caCertPath!, 'utf8');
-    const { responses } = await rawExchange({ port: port(), tls: { ca }, data: Buffer.from('GET /nowhere HTTP/1.0\r\n\r\n') });
+    const { responses } = await rawExchange({
+      port: port(),
+      tls: { ca },
+      data: Buffer.from('GET /nowhere HTTP/1.0\r\n\r\n'),
+    });
     assert.equal(responses[0]?.status, 404, responses[0]?.raw);
     assert.equal(JSON.parse(responses[0]!.body.toString()).links.self, `${t.base}/nowhere`);
   });
 
   it('plain HTTP that parses is still told to use HTTPS', async () => {
-    const { responses } = await rawExchange({ port: port(), tls: null, data: Buffer.from('GET /files HTTP/1.1\r\nHost: x\r\n\r\n') });
+    const { responses } = await rawExchange({
+      port: port(),
+      tls: null,
+      data: Buffer.from('GET /files HTTP/1.1\r\nHost: x\r\n\r\n'),
+    });
     check('plain GET', responses, 400, 'https_required');
   });
 });

@@ -19,7 +19,11 @@ const idem = (k: string) => ({ 'idempotency-key': k });
 const uniqueKey = () => `idem-${Math.random().toString(36).slice(2)}-${Date.now()}`.slice(0, 32);
 
 async function count(table: 'files' | 'media', projectId: string): Promise<number> {
-  const row = await t.server.runtime.deps.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).where('project_id', '=', projectId).executeTakeFirstOrThrow();
+  const row = await t.server.runtime.deps.db
+    .selectFrom(table)
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('project_id', '=', projectId)
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
@@ -32,7 +36,11 @@ describe('Idempotency-Key', () => {
     assert.equal(first.status, 201, first.text);
     assert.equal(first.headers['idempotent-replayed'], undefined);
     // Same JSON with keys in another order is the same request.
-    const again = await t.call('POST', '/files', { key, body: { metadata: { n: 1 }, url: body.url }, headers: idem(k) });
+    const again = await t.call('POST', '/files', {
+      key,
+      body: { metadata: { n: 1 }, url: body.url },
+      headers: idem(k),
+    });
     assert.equal(again.status, 201);
     assert.equal(again.headers['idempotent-replayed'], 'true');
     assert.deepEqual(again.json, first.json);
@@ -97,10 +105,15 @@ describe('Idempotency-Key', () => {
       const { key, project_id } = await t.key('idem', `concurrent-${path}`);
       const k = uniqueKey();
       const payload = path === '/files' ? { url: origin.url('/fixtures/video-mp4') } : body;
-      const results = await Promise.all(Array.from({ length: 20 }, () => t.call('POST', path, { key, body: payload, headers: idem(k) })));
+      const results = await Promise.all(
+        Array.from({ length: 20 }, () => t.call('POST', path, { key, body: payload, headers: idem(k) })),
+      );
       const statuses = results.map((r) => r.status);
       for (const r of results) {
-        assert.ok(r.status === 201 || (r.status === 409 && r.json.error.code === 'idempotency_request_in_progress'), `unexpected ${r.status} ${r.text}`);
+        assert.ok(
+          r.status === 201 || (r.status === 409 && r.json.error.code === 'idempotency_request_in_progress'),
+          `unexpected ${r.status} ${r.text}`,
+        );
       }
       const created = results.filter((r) => r.status === 201);
       assert.ok(created.length >= 1, `statuses ${statuses.join(',')}`);

@@ -41,7 +41,10 @@ describe('MEDIAD_MAX_DURATION_SECONDS=60, MEDIAD_MAX_FRAMES=1000', () => {
     assert.equal(res.status, 422, res.text);
     assert.equal(res.json.data, null);
     assert.equal(res.json.error.code, 'media_limit_exceeded');
-    assert.match(res.json.error.message, /^the video goes on past .* \(its header says 10 s\); the limit is 1 min \(MEDIAD_MAX_DURATION_SECONDS\)$/);
+    assert.match(
+      res.json.error.message,
+      /^the video goes on past .* \(its header says 10 s\); the limit is 1 min \(MEDIAD_MAX_DURATION_SECONDS\)$/,
+    );
     const live = await post('video-mkv-no-duration');
     assert.equal(live.json.error.code, 'media_limit_exceeded', live.text);
   });
@@ -78,19 +81,29 @@ describe('MEDIAD_MAX_DURATION_SECONDS=60, MEDIAD_MAX_FRAMES=1000', () => {
       assert.ok(Math.abs(res.json.data.duration - 10) < 0.1);
       fileId = res.json.data.id;
       const { deps } = t.server.runtime;
-      const row = await deps.db.selectFrom('files').select('blob_key').where('id', '=', fileId).executeTakeFirstOrThrow();
+      const row = await deps.db
+        .selectFrom('files')
+        .select('blob_key')
+        .where('id', '=', fileId)
+        .executeTakeFirstOrThrow();
       const copy = path.join(await fs.mkdtemp(path.join(os.tmpdir(), 'mediad-liar-')), 'liar.mkv');
       await fs.copyFile(await fixture('video-mkv-lying-duration'), copy);
       await deps.blobs.putFile(row.blob_key, copy);
     });
 
-    for (const body of [{ kind: 'video', width: 32 }, { kind: 'audio', format: 'mp3' }]) {
+    for (const body of [
+      { kind: 'video', width: 32 },
+      { kind: 'audio', format: 'mp3' },
+    ]) {
       it(`${body.kind}: stops at the limit and fails with media_limit_exceeded instead of storing a cut output`, async () => {
         const started = Date.now();
         const task = await runTask(t, key, { ...body, file_id: fileId });
         assert.equal(task.status, 'failed');
         assert.equal(task.error.code, 'media_limit_exceeded', JSON.stringify(task.error));
-        assert.match(task.error.message, /goes on past 1 min \(its header says 10 s\); the limit is 1 min \(MEDIAD_MAX_DURATION_SECONDS\)/);
+        assert.match(
+          task.error.message,
+          /goes on past 1 min \(its header says 10 s\); the limit is 1 min \(MEDIAD_MAX_DURATION_SECONDS\)/,
+        );
         assert.equal(task.output, null);
         assert.ok(Date.now() - started < 30_000);
       });
@@ -115,7 +128,10 @@ describe('MEDIAD_MAX_DURATION_SECONDS=400', () => {
   it('stores the lying MKV with the 300 s it holds, not the 10 s it declares', async () => {
     const { t, key } = await server({ MEDIAD_MAX_DURATION_SECONDS: '400' });
     try {
-      const res = await t.call('POST', '/files', { key, body: { url: origin.url('/fixtures/video-mkv-lying-duration') } });
+      const res = await t.call('POST', '/files', {
+        key,
+        body: { url: origin.url('/fixtures/video-mkv-lying-duration') },
+      });
       assert.equal(res.status, 201, res.text);
       assert.ok(Math.abs(res.json.data.duration - 300) < 0.1, `duration ${res.json.data.duration}`);
       const media = (await t.call('GET', `/media/${res.json.data.media_id}`, { key })).json.data;

@@ -38,7 +38,10 @@ describe('GET /metrics', () => {
     assert.equal((await t.call('GET', '/files/file_doesnotexist1', { key })).status, 404);
     assert.equal((await t.call('GET', '/files/file_doesnotexist2', { key })).status, 404);
     assert.equal((await t.call('GET', '/no/such/path')).status, 404);
-    const created = await t.call('POST', '/tasks', { key, body: { kind: 'ingest', url: origin.url('/fixtures/image-png'), webhook_url: receiver.url() } });
+    const created = await t.call('POST', '/tasks', {
+      key,
+      body: { kind: 'ingest', url: origin.url('/fixtures/image-png'), webhook_url: receiver.url() },
+    });
     assert.equal(created.status, 201, created.text);
     const task = await waitForTask(t, key, created.json.data.id);
     assert.equal(task.status, 'completed');
@@ -60,15 +63,26 @@ describe('GET /metrics', () => {
     assert.equal(sample(text, 'mediad_http_requests_total', { method: 'POST', route: '/tasks', status: '201' }), 1);
     assert.equal(sample(text, 'mediad_http_requests_total', { method: 'GET', route: 'unmatched', status: '404' }), 1);
     assert.ok(!text.includes('doesnotexist') && !text.includes('/no/such/path'), 'raw URLs never become labels');
-    assert.equal(sample(text, 'mediad_http_request_duration_seconds_count', { method: 'GET', route: '/files/:id', status: '404' }), 2);
-    assert.ok(sample(text, 'mediad_http_request_duration_seconds_bucket', { method: 'GET', route: '/files', status: '200', le: '+Inf' }) === 1);
+    assert.equal(
+      sample(text, 'mediad_http_request_duration_seconds_count', { method: 'GET', route: '/files/:id', status: '404' }),
+      2,
+    );
+    assert.ok(
+      sample(text, 'mediad_http_request_duration_seconds_bucket', {
+        method: 'GET',
+        route: '/files',
+        status: '200',
+        le: '+Inf',
+      }) === 1,
+    );
 
     assert.equal(sample(text, 'mediad_tasks_total', { kind: 'ingest', status: 'completed' }), 1);
     assert.equal(sample(text, 'mediad_task_duration_seconds_count', { kind: 'ingest', status: 'completed' }), 1);
     const seconds = sample(text, 'mediad_task_duration_seconds_sum', { kind: 'ingest', status: 'completed' })!;
     assert.ok(seconds > 0 && seconds < 60, `task took ${seconds} s`);
 
-    for (const status of ['pending', 'processing', 'waiting']) assert.equal(sample(text, 'mediad_queue_depth', { status }), 0);
+    for (const status of ['pending', 'processing', 'waiting'])
+      assert.equal(sample(text, 'mediad_queue_depth', { status }), 0);
     assert.equal(sample(text, 'mediad_webhook_deliveries_total', { outcome: 'delivered' }), 1);
     assert.match(text, /^process_resident_memory_bytes \d+/m);
     assert.match(text, /^process_cpu_seconds_total [\d.e+-]+$/m);
@@ -85,7 +99,10 @@ describe('GET /metrics', () => {
   it('counts pending tasks in the queue depth', async () => {
     const { key } = await t.key('metrics', 'queue');
     await t.server.pool?.stop(0);
-    const created = await t.call('POST', '/tasks', { key, body: { kind: 'ingest', url: origin.url('/fixtures/image-png') } });
+    const created = await t.call('POST', '/tasks', {
+      key,
+      body: { kind: 'ingest', url: origin.url('/fixtures/image-png') },
+    });
     assert.equal(created.status, 201, created.text);
     const text = (await t.call('GET', '/metrics')).text;
     assert.equal(sample(text, 'mediad_queue_depth', { status: 'pending' }), 1);
@@ -94,8 +111,12 @@ describe('GET /metrics', () => {
 
 describe('GET /metrics with MEDIAD_METRICS_TOKEN', () => {
   let s: TestServer;
-  before(async () => { s = await startTestServer({ MEDIAD_METRICS_TOKEN: 'scrape-secret-123', MEDIAD_SERVE_WORKERS: 'false' }); });
-  after(async () => { await s.stop(); });
+  before(async () => {
+    s = await startTestServer({ MEDIAD_METRICS_TOKEN: 'scrape-secret-123', MEDIAD_SERVE_WORKERS: 'false' });
+  });
+  after(async () => {
+    await s.stop();
+  });
 
   it('requires the token, even from loopback', async () => {
     const none = await s.call('GET', '/metrics');
@@ -103,7 +124,9 @@ describe('GET /metrics with MEDIAD_METRICS_TOKEN', () => {
     assert.equal(none.json.error.code, 'unauthorized');
     assert.match(none.json.error.message, /MEDIAD_METRICS_TOKEN/);
     assert.equal((await s.call('GET', '/metrics', { headers: { authorization: 'Bearer wrong' } })).status, 401);
-    const ok = await s.call('GET', '/metrics', { headers: { authorization: 'Bearer scrape-secret-123', 'x-forwarded-for': '203.0.113.9' } });
+    const ok = await s.call('GET', '/metrics', {
+      headers: { authorization: 'Bearer scrape-secret-123', 'x-forwarded-for': '203.0.113.9' },
+    });
     assert.equal(ok.status, 200);
     assert.match(ok.text, /# TYPE mediad_http_requests_total counter/);
     assert.match(ok.text, /# TYPE mediad_queue_depth gauge/);

@@ -13,8 +13,15 @@ const CLI = ['--import', 'tsx', path.resolve('src/cli.ts'), 'migrate'];
 const PG_ADMIN = process.env.MEDIAD_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 async function tenAtOnce(env: Record<string, string>): Promise<void> {
-  const results = await Promise.allSettled(Array.from({ length: 10 }, () => run(process.execPath, CLI, { env: { ...process.env, ...env } })));
-  for (const r of results) assert.equal(r.status, 'fulfilled', r.status === 'rejected' ? String((r.reason as { stderr?: string }).stderr) : '');
+  const results = await Promise.allSettled(
+    Array.from({ length: 10 }, () => run(process.execPath, CLI, { env: { ...process.env, ...env } })),
+  );
+  for (const r of results)
+    assert.equal(
+      r.status,
+      'fulfilled',
+      r.status === 'rejected' ? String((r.reason as { stderr?: string }).stderr) : '',
+    );
 }
 
 describe('migrations under concurrent starts', () => {

@@ -9,9 +9,15 @@ const PG_ADMIN_URL = process.env.MEDIAD_TEST_DATABASE_URL ?? 'postgres://postgre
 function reachable(url: string): Promise<boolean> {
   const u = new URL(url);
   return new Promise((resolve) => {
-    const s = net.connect({ host: u.hostname, port: Number(u.port) }, () => { s.destroy(); resolve(true); });
+    const s = net.connect({ host: u.hostname, port: Number(u.port) }, () => {
+      s.destroy();
+      resolve(true);
+    });
     s.on('error', () => resolve(false));
-    s.setTimeout(1000, () => { s.destroy(); resolve(false); });
+    s.setTimeout(1000, () => {
+      s.destroy();
+      resolve(false);
+    });
   });
 }
 const redisUp = await reachable(REDIS_URL);
@@ -32,7 +38,11 @@ after(async () => {
 async function shareKey(from: TestServer, to: TestServer, keyId: string): Promise<void> {
   const src = from.server.runtime.deps.db;
   const key = await src.selectFrom('api_keys').selectAll().where('id', '=', keyId).executeTakeFirstOrThrow();
-  const project = await src.selectFrom('projects').selectAll().where('id', '=', key.project_id).executeTakeFirstOrThrow();
+  const project = await src
+    .selectFrom('projects')
+    .selectAll()
+    .where('id', '=', key.project_id)
+    .executeTakeFirstOrThrow();
   const org = await src.selectFrom('orgs').selectAll().where('id', '=', project.org_id).executeTakeFirstOrThrow();
   const dst = to.server.runtime.deps.db;
   await dst.insertInto('orgs').values(org).execute();
@@ -99,18 +109,25 @@ describe('rate limit in one process (SQLite: memory)', () => {
 });
 
 describe('rate limit across processes', () => {
-  it('Redis: two servers together allow only the limit', { skip: !redisUp && `Redis not reachable at ${REDIS_URL}` }, async () => {
-    const a = await start({ MEDIAD_RATE_LIMIT_PER_MINUTE: '5', MEDIAD_REDIS_URL: REDIS_URL });
-    const b = await start({ MEDIAD_RATE_LIMIT_PER_MINUTE: '5', MEDIAD_REDIS_URL: REDIS_URL });
-    const k = await a.key('rl', 'redis');
-    await shareKey(a, b, k.key_id);
-    assert.deepEqual(await burst([a, b], k.key, 5), [200, 200, 200, 200, 200]);
-    assertLimited(await b.call('GET', '/files', { key: k.key }), 5);
-    assertLimited(await a.call('GET', '/files', { key: k.key }), 5);
-  });
+  it(
+    'Redis: two servers together allow only the limit',
+    { skip: !redisUp && `Redis not reachable at ${REDIS_URL}` },
+    async () => {
+      const a = await start({ MEDIAD_RATE_LIMIT_PER_MINUTE: '5', MEDIAD_REDIS_URL: REDIS_URL });
+      const b = await start({ MEDIAD_RATE_LIMIT_PER_MINUTE: '5', MEDIAD_REDIS_URL: REDIS_URL });
+      const k = await a.key('rl', 'redis');
+      await shareKey(a, b, k.key_id);
+      assert.deepEqual(await burst([a, b], k.key, 5), [200, 200, 200, 200, 200]);
+      assertLimited(await b.call('GET', '/files', { key: k.key }), 5);
+      assertLimited(await a.call('GET', '/files', { key: k.key }), 5);
+    },
+  );
 
   it('Redis down: requests fail open, without RateLimit headers', async () => {
-    const t = await start({ MEDIAD_RATE_LIMIT_PER_MINUTE: '2', MEDIAD_REDIS_URL: `redis://127.0.0.1:${await freePort()}` });
+    const t = await start({
+      MEDIAD_RATE_LIMIT_PER_MINUTE: '2',
+      MEDIAD_REDIS_URL: `redis://127.0.0.1:${await freePort()}`,
+    });
     const { key } = await t.key();
     const res = await t.call('GET', '/files', { key });
     assert.equal(res.status, 200);
@@ -118,24 +135,34 @@ describe('rate limit across processes', () => {
     assert.deepEqual(await burst([t], key, 4), [200, 200, 200, 200]);
   });
 
-  it('PostgreSQL without Redis: two servers on one database together allow only the limit', { skip: !pgUp && `PostgreSQL not reachable at ${PG_ADMIN_URL}` }, async () => {
-    const saved = process.env.MEDIAD_TEST_DATABASE_URL;
-    try {
-      process.env.MEDIAD_TEST_DATABASE_URL = PG_ADMIN_URL; // a fresh database for the first server
-      const a = await start({ MEDIAD_RATE_LIMIT_PER_MINUTE: '5' });
-      const database = a.server.runtime.deps.config.database;
-      assert.equal(database.dialect, 'postgres');
-      delete process.env.MEDIAD_TEST_DATABASE_URL; // the second one opens the same database
-      const b = await start({ MEDIAD_RATE_LIMIT_PER_MINUTE: '5', MEDIAD_DATABASE_URL: database.dialect === 'postgres' ? database.url : '' });
-      const k = await a.key('rl', 'pg');
-      assert.deepEqual(await burst([a, b], k.key, 5), [200, 200, 200, 200, 200]);
-      assertLimited(await b.call('GET', '/files', { key: k.key }), 5);
-      assertLimited(await a.call('GET', '/files', { key: k.key }), 5);
-      const rows = await a.server.runtime.deps.db.selectFrom('rate_limits' as never).selectAll().execute();
-      assert.ok(rows.length >= 1 && rows.length <= 2, `rows ${rows.length}`);
-    } finally {
-      if (saved === undefined) delete process.env.MEDIAD_TEST_DATABASE_URL;
-      else process.env.MEDIAD_TEST_DATABASE_URL = saved;
-    }
-  });
+  it(
+    'PostgreSQL without Redis: two servers on one database together allow only the limit',
+    { skip: !pgUp && `PostgreSQL not reachable at ${PG_ADMIN_URL}` },
+    async () => {
+      const saved = process.env.MEDIAD_TEST_DATABASE_URL;
+      try {
+        process.env.MEDIAD_TEST_DATABASE_URL = PG_ADMIN_URL; // a fresh database for the first server
+        const a = await start({ MEDIAD_RATE_LIMIT_PER_MINUTE: '5' });
+        const database = a.server.runtime.deps.config.database;
+        assert.equal(database.dialect, 'postgres');
+        delete process.env.MEDIAD_TEST_DATABASE_URL; // the second one opens the same database
+        const b = await start({
+          MEDIAD_RATE_LIMIT_PER_MINUTE: '5',
+          MEDIAD_DATABASE_URL: database.dialect === 'postgres' ? database.url : '',
+        });
+        const k = await a.key('rl', 'pg');
+        assert.deepEqual(await burst([a, b], k.key, 5), [200, 200, 200, 200, 200]);
+        assertLimited(await b.call('GET', '/files', { key: k.key }), 5);
+        assertLimited(await a.call('GET', '/files', { key: k.key }), 5);
+        const rows = await a.server.runtime.deps.db
+          .selectFrom('rate_limits' as never)
+          .selectAll()
+          .execute();
+        assert.ok(rows.length >= 1 && rows.length <= 2, `rows ${rows.length}`);
+      } finally {
+        if (saved === undefined) delete process.env.MEDIAD_TEST_DATABASE_URL;
+        else process.env.MEDIAD_TEST_DATABASE_URL = saved;
+      }
+    },
+  );
 });

@@ -20,7 +20,11 @@ let video: Buffer;
 let videoFile: any;
 
 async function raw(url: string, opts: { method?: string; headers?: Record<string, string>; server?: TestServer } = {}) {
-  const res = await request(url, { method: (opts.method ?? 'GET') as 'GET', headers: opts.headers, dispatcher: (opts.server ?? t).agent });
+  const res = await request(url, {
+    method: (opts.method ?? 'GET') as 'GET',
+    headers: opts.headers,
+    dispatcher: (opts.server ?? t).agent,
+  });
   const body = Buffer.from(await res.body.arrayBuffer());
   return { status: res.statusCode, headers: res.headers as Record<string, string | undefined>, body };
 }
@@ -31,10 +35,15 @@ const objectOf = (prefix: string, fileId: string) => `${prefix}/projects/${proje
 before(async () => {
   s3 = await startS3();
   origin = await startOrigin();
-  t = await startTestServer(s3.env('mediad', { MEDIAD_ALLOWED_URL_HOSTS: origin.host, MEDIAD_WORKER_CONCURRENCY: '1' }));
+  t = await startTestServer(
+    s3.env('mediad', { MEDIAD_ALLOWED_URL_HOSTS: origin.host, MEDIAD_WORKER_CONCURRENCY: '1' }),
+  );
   ({ key, project_id: projectId } = await t.key('acme', 'prod'));
   video = await fs.readFile(await fixture('video-mp4'));
-  const res = await t.call('POST', '/files', { key, body: { url: origin.url('/fixtures/video-mp4'), folder: 'clips', filename: 'a.mp4' } });
+  const res = await t.call('POST', '/files', {
+    key,
+    body: { url: origin.url('/fixtures/video-mp4'), folder: 'clips', filename: 'a.mp4' },
+  });
   assert.equal(res.status, 201, res.text);
   videoFile = res.json.data;
 });
@@ -60,7 +69,12 @@ describe('S3 storage', () => {
     assert.equal(full.headers['content-type'], 'video/mp4');
 
     const size = video.length;
-    for (const [range, start, end] of [['bytes=0-0', 0, 0], ['bytes=100-1099', 100, 1099], [`bytes=${size - 10}-${size + 50}`, size - 10, size - 1], ['bytes=-300', size - 300, size - 1]] as const) {
+    for (const [range, start, end] of [
+      ['bytes=0-0', 0, 0],
+      ['bytes=100-1099', 100, 1099],
+      [`bytes=${size - 10}-${size + 50}`, size - 10, size - 1],
+      ['bytes=-300', size - 300, size - 1],
+    ] as const) {
       const part = await raw(videoFile.url, { headers: { range } });
       assert.equal(part.status, 206, range);
       assert.equal(part.headers['content-range'], `bytes ${start}-${end}/${size}`, range);
@@ -71,11 +85,17 @@ describe('S3 storage', () => {
 
   it('an image task reads its input from S3 and writes its output back', async () => {
     const image = (await t.call('POST', '/files', { key, body: { url: origin.url('/fixtures/image-png') } })).json.data;
-    const created = await t.call('POST', '/tasks', { key, body: { kind: 'image', file_id: image.id, width: 32, format: 'webp' } });
+    const created = await t.call('POST', '/tasks', {
+      key,
+      body: { kind: 'image', file_id: image.id, width: 32, format: 'webp' },
+    });
     assert.equal(created.status, 201, created.text);
     const task = await waitForTask(t, key, created.json.data.id);
     assert.equal(task.status, 'completed', JSON.stringify(task.error));
-    assert.ok((await s3.keys(`mediad/projects/${projectId}/`)).includes(objectOf('mediad', task.output.id)), 'the output is an object in the bucket');
+    assert.ok(
+      (await s3.keys(`mediad/projects/${projectId}/`)).includes(objectOf('mediad', task.output.id)),
+      'the output is an object in the bucket',
+    );
     const out = await raw(task.output.url);
     assert.equal(out.status, 200);
     assert.equal(out.body.subarray(8, 12).toString('latin1'), 'WEBP');
@@ -83,7 +103,9 @@ describe('S3 storage', () => {
   });
 
   it('DELETE /files removes the object from the bucket', async () => {
-    const file = (await t.call('POST', '/files', { key, body: { url: origin.url('/fixtures/image-png'), folder: 'gone' } })).json.data;
+    const file = (
+      await t.call('POST', '/files', { key, body: { url: origin.url('/fixtures/image-png'), folder: 'gone' } })
+    ).json.data;
     assert.ok((await s3.keys(objectOf('mediad', file.id))).length === 1);
     const res = await t.call('DELETE', `/files/${file.id}`, { key });
     assert.equal(res.status, 200, res.text);
@@ -92,10 +114,20 @@ describe('S3 storage', () => {
   });
 
   it('in redirect mode, GET answers 302 to a presigned URL of the object; HEAD and 304 stay local', async () => {
-    const r = await startTestServer(s3.env('mediad', { MEDIAD_S3_DELIVERY: 'redirect', MEDIAD_S3_PRESIGN_SECONDS: '120', MEDIAD_ALLOWED_URL_HOSTS: origin.host, MEDIAD_SERVE_WORKERS: 'false' }));
+    const r = await startTestServer(
+      s3.env('mediad', {
+        MEDIAD_S3_DELIVERY: 'redirect',
+        MEDIAD_S3_PRESIGN_SECONDS: '120',
+        MEDIAD_ALLOWED_URL_HOSTS: origin.host,
+        MEDIAD_SERVE_WORKERS: 'false',
+      }),
+    );
     try {
       const { key: rkey } = await r.key('acme', 'prod');
-      const res = await r.call('POST', '/files', { key: rkey, body: { url: origin.url('/fixtures/video-mp4'), folder: 'clips', filename: 'b c.mp4' } });
+      const res = await r.call('POST', '/files', {
+        key: rkey,
+        body: { url: origin.url('/fixtures/video-mp4'), folder: 'clips', filename: 'b c.mp4' },
+      });
       assert.equal(res.status, 201, res.text);
       const file = res.json.data;
 

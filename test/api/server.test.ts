@@ -75,7 +75,13 @@ describe('untrusted proxies', () => {
 describe('configuration', () => {
   it('lists every problem at once', () => {
     assert.throws(
-      () => loadConfig({ MEDIAD_PORT: 'x', MEDIAD_PUBLIC_URL: 'http://plain.example', MEDIAD_ALLOW_PRIVATE_URLS: 'maybe', MEDIAD_TLS_CERT: '/a.pem' }),
+      () =>
+        loadConfig({
+          MEDIAD_PORT: 'x',
+          MEDIAD_PUBLIC_URL: 'http://plain.example',
+          MEDIAD_ALLOW_PRIVATE_URLS: 'maybe',
+          MEDIAD_TLS_CERT: '/a.pem',
+        }),
       (err: unknown) => err instanceof ConfigError && err.problems.length === 4,
     );
   });
@@ -98,14 +104,24 @@ describe('mediad command', () => {
   const env = () => ({ ...process.env, MEDIAD_DATA_DIR: dataDir });
 
   it('keys create --json prints one JSON line; keys list never shows the key; revoke works', async () => {
-    const { stdout } = await run(process.execPath, [...CLI, 'keys', 'create', '--org', 'o', '--project', 'p', '--json'], { env: env() });
+    const { stdout } = await run(
+      process.execPath,
+      [...CLI, 'keys', 'create', '--org', 'o', '--project', 'p', '--json'],
+      { env: env() },
+    );
     const lines = stdout.trim().split('\n');
     assert.equal(lines.length, 1);
     const created = JSON.parse(lines[0]!);
     assert.match(created.key, /^mdk_/);
     assert.match(created.org_id, /^org_/);
     assert.match(created.project_id, /^prj_/);
-    const again = JSON.parse((await run(process.execPath, [...CLI, 'keys', 'create', '--org', 'o', '--project', 'p', '--json'], { env: env() })).stdout);
+    const again = JSON.parse(
+      (
+        await run(process.execPath, [...CLI, 'keys', 'create', '--org', 'o', '--project', 'p', '--json'], {
+          env: env(),
+        })
+      ).stdout,
+    );
     assert.equal(again.project_id, created.project_id, 'the same org/project is reused');
     const list = (await run(process.execPath, [...CLI, 'keys', 'list'], { env: env() })).stdout;
     assert.ok(!list.includes(created.key));
@@ -117,10 +133,13 @@ describe('mediad command', () => {
   it('explains itself and exits non-zero on bad configuration', async () => {
     const help = (await run(process.execPath, [...CLI, '--help'], { env: env() })).stdout;
     for (const cmd of ['serve', 'worker', 'migrate', 'keys']) assert.match(help, new RegExp(cmd));
-    await assert.rejects(run(process.execPath, [...CLI, 'migrate'], { env: { ...env(), MEDIAD_PORT: 'nope' } }), (err: any) => {
-      assert.equal(err.code, 2);
-      assert.match(err.stderr, /MEDIAD_PORT must be a whole number/);
-      return true;
-    });
+    await assert.rejects(
+      run(process.execPath, [...CLI, 'migrate'], { env: { ...env(), MEDIAD_PORT: 'nope' } }),
+      (err: any) => {
+        assert.equal(err.code, 2);
+        assert.match(err.stderr, /MEDIAD_PORT must be a whole number/);
+        return true;
+      },
+    );
   });
 });

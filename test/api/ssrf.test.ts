@@ -21,17 +21,31 @@ let key: string;
 /** A minimal origin on ::1 that records hits (startOrigin listens on 127.0.0.1 only). */
 async function startV6(): Promise<typeof v6> {
   const hits: string[] = [];
-  const server = http.createServer((req, res) => { hits.push(req.url ?? ''); res.writeHead(404).end(); });
+  const server = http.createServer((req, res) => {
+    hits.push(req.url ?? '');
+    res.writeHead(404).end();
+  });
   const ok = await new Promise<boolean>((resolve) => {
     server.once('error', () => resolve(false));
     server.listen(0, '::1', () => resolve(true));
   });
   if (!ok) return null;
-  return { port: (server.address() as AddressInfo).port, hits, close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }) };
+  return {
+    port: (server.address() as AddressInfo).port,
+    hits,
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
 }
 
 async function fileCount(): Promise<number> {
-  const row = await t.server.runtime.deps.db.selectFrom('files').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const row = await t.server.runtime.deps.db
+    .selectFrom('files')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
@@ -99,7 +113,11 @@ describe('SSRF guard through POST /files', () => {
     const res = await postFile(trusted.url(`/redirect?to=${encodeURIComponent(target)}`));
     assert.equal(res.status, 422, res.text);
     assert.equal(res.json.error.code, 'source_refused');
-    const mapped = await postFile(trusted.url(`/redirect?to=${encodeURIComponent(`http://[::ffff:127.0.0.1]:${portOf(other)}/fixtures/image-png`)}`));
+    const mapped = await postFile(
+      trusted.url(
+        `/redirect?to=${encodeURIComponent(`http://[::ffff:127.0.0.1]:${portOf(other)}/fixtures/image-png`)}`,
+      ),
+    );
     assert.equal(mapped.json.error.code, 'source_refused');
     assert.ok(trusted.hits.includes('/redirect'), 'the trusted origin answered the first hop');
     assert.deepEqual(other.hits, []);

@@ -22,9 +22,18 @@ after(async () => {
 
 describe('task webhook_url', () => {
   it('is refused at creation when it points at a private, loopback or link-local address, as POST /webhooks does', async () => {
-    for (const url of ['http://169.254.169.254/latest/meta-data', 'http://10.0.0.8/hook', 'http://localhost:9/hook', 'http://[::1]/hook', 'http://0.0.0.0/hook']) {
+    for (const url of [
+      'http://169.254.169.254/latest/meta-data',
+      'http://10.0.0.8/hook',
+      'http://localhost:9/hook',
+      'http://[::1]/hook',
+      'http://0.0.0.0/hook',
+    ]) {
       const before = (await t.call('GET', '/tasks', { key })).json.meta.total;
-      const res = await t.call('POST', '/tasks', { key, body: { kind: 'ingest', url: origin.url('/fixtures/image-png'), webhook_url: url } });
+      const res = await t.call('POST', '/tasks', {
+        key,
+        body: { kind: 'ingest', url: origin.url('/fixtures/image-png'), webhook_url: url },
+      });
       assert.equal(res.status, 400, `${url}: ${res.text}`);
       assert.equal(res.json.error.code, 'validation_failed');
       assert.equal(res.json.error.details[0].field, 'webhook_url');
@@ -33,7 +42,10 @@ describe('task webhook_url', () => {
       assert.equal((await t.call('GET', '/tasks', { key })).json.meta.total, before, 'nothing created');
     }
     // An allowed origin is accepted.
-    const ok = await t.call('POST', '/tasks', { key, body: { kind: 'ingest', url: origin.url('/fixtures/image-png'), webhook_url: origin.url('/hook') } });
+    const ok = await t.call('POST', '/tasks', {
+      key,
+      body: { kind: 'ingest', url: origin.url('/fixtures/image-png'), webhook_url: origin.url('/hook') },
+    });
     assert.equal(ok.status, 201, ok.text);
   });
 
@@ -44,10 +56,25 @@ describe('task webhook_url', () => {
     const { project_id } = await t.key('admission', 'main');
     const now = new Date().toISOString();
     const id = newId('delivery');
-    await db.insertInto('webhook_deliveries').values({
-      id, project_id, task_id: 'task_x', url: 'http://10.255.255.1/hook', event_type: 'task.completed', payload: '{}',
-      status: 'pending', attempts: 0, next_attempt: now, lease_expires: null, created: now, updated: now, endpoint_id: null, event_id: null,
-    }).execute();
+    await db
+      .insertInto('webhook_deliveries')
+      .values({
+        id,
+        project_id,
+        task_id: 'task_x',
+        url: 'http://10.255.255.1/hook',
+        event_type: 'task.completed',
+        payload: '{}',
+        status: 'pending',
+        attempts: 0,
+        next_attempt: now,
+        lease_expires: null,
+        created: now,
+        updated: now,
+        endpoint_id: null,
+        event_id: null,
+      })
+      .execute();
     const { signals, WEBHOOK_READY } = await import('../../src/signals.js');
     signals.emit(WEBHOOK_READY);
     let row;
@@ -70,11 +97,17 @@ describe('ingest media_id', () => {
     const media = await t.call('POST', '/media', { key: other.key, body: { title: 'theirs' } });
     assert.equal(media.status, 201);
     for (const mediaId of [media.json.data.id, 'med_doesnotexist0000']) {
-      const res = await t.call('POST', '/tasks', { key, body: { kind: 'ingest', url: origin.url('/fixtures/image-png'), media_id: mediaId } });
+      const res = await t.call('POST', '/tasks', {
+        key,
+        body: { kind: 'ingest', url: origin.url('/fixtures/image-png'), media_id: mediaId },
+      });
       assert.equal(res.status, 404, res.text);
       assert.equal(res.json.error.code, 'not_found');
       assert.equal(res.json.error.details[0].field, 'media_id');
-      const files = await t.call('POST', '/files', { key, body: { url: origin.url('/fixtures/image-png'), media_id: mediaId } });
+      const files = await t.call('POST', '/files', {
+        key,
+        body: { url: origin.url('/fixtures/image-png'), media_id: mediaId },
+      });
       assert.equal(files.status, 404);
     }
   });

@@ -23,7 +23,13 @@ const post = (body: unknown, k = key) => t.call('POST', '/tasks', { key: k, body
 
 describe('POST /tasks: ingest', () => {
   it('accepts the task as pending, then completes it with the ingested file as output', async () => {
-    const res = await post({ kind: 'ingest', url: origin.url('/fixtures/video-mp4'), folder: 'in', ref: 'original', metadata: { a: 1 } });
+    const res = await post({
+      kind: 'ingest',
+      url: origin.url('/fixtures/video-mp4'),
+      folder: 'in',
+      ref: 'original',
+      metadata: { a: 1 },
+    });
     assert.equal(res.status, 201, res.text);
     assert.ok(!('error' in res.json), 'task responses omit the envelope error key');
     const task = res.json.data;
@@ -45,12 +51,18 @@ describe('POST /tasks: ingest', () => {
     assert.deepEqual(file.metadata, { a: 1 });
     const media = (await t.call('GET', `/media/${file.media_id}`, { key })).json.data;
     assert.equal(media.urls.original, file.url);
-    const types = (await t.server.runtime.deps.db.selectFrom('events').select('type').where('project_id', '=', projectId).execute()).map((e) => e.type);
-    for (const type of ['task.created', 'task.completed', 'media.created', 'file.created']) assert.ok(types.includes(type), type);
+    const types = (
+      await t.server.runtime.deps.db.selectFrom('events').select('type').where('project_id', '=', projectId).execute()
+    ).map((e) => e.type);
+    for (const type of ['task.created', 'task.completed', 'media.created', 'file.created'])
+      assert.ok(types.includes(type), type);
   });
 
   it('fails permanently, at once, for a source that is not media or answers 404', async () => {
-    for (const [path, code] of [['/fixtures/random-bytes', 'media_unsupported'], ['/status/404', 'source_rejected']] as const) {
+    for (const [path, code] of [
+      ['/fixtures/random-bytes', 'media_unsupported'],
+      ['/status/404', 'source_rejected'],
+    ] as const) {
       const task = (await post({ kind: 'ingest', url: origin.url(path) })).json.data;
       const done = await waitForTask(t, key, task.id);
       assert.equal(done.status, 'failed');
@@ -80,7 +92,10 @@ describe('POST /tasks: bad input gets a clear 4xx and creates nothing', () => {
       assert.equal(res.json.error.code, code);
     }
     const unknown = await post({ kind: 'ingest', url: origin.url('/x'), width: 10 });
-    assert.deepEqual(unknown.json.error.details.map((d: any) => d.field), ['width']);
+    assert.deepEqual(
+      unknown.json.error.details.map((d: any) => d.field),
+      ['width'],
+    );
     assert.equal((await t.call('GET', '/tasks', { key })).json.meta.total, before);
   });
 });
@@ -108,7 +123,9 @@ describe('cancellation', () => {
     const idle = await startTestServer({ MEDIAD_ALLOWED_URL_HOSTS: origin.host, MEDIAD_WORKER_CONCURRENCY: '0' });
     try {
       const k = (await idle.key()).key;
-      const task = (await idle.call('POST', '/tasks', { key: k, body: { kind: 'ingest', url: origin.url('/fixtures/image-png') } })).json.data;
+      const task = (
+        await idle.call('POST', '/tasks', { key: k, body: { kind: 'ingest', url: origin.url('/fixtures/image-png') } })
+      ).json.data;
       const res = await idle.call('POST', `/tasks/${task.id}/cancel`, { key: k });
       assert.equal(res.status, 200);
       assert.equal(res.json.data.status, 'cancelled');

@@ -51,7 +51,13 @@ async function run(body: Record<string, unknown>) {
 
 describe('video', () => {
   it('transcodes to WebM/VP9 with Opus at a new width, aspect kept', async () => {
-    const { task, probe, file } = await run({ kind: 'video', file_id: inputs['video-mp4'].id, format: 'webm', width: 160, ref: 'small' });
+    const { task, probe, file } = await run({
+      kind: 'video',
+      file_id: inputs['video-mp4'].id,
+      format: 'webm',
+      width: 160,
+      ref: 'small',
+    });
     assert.equal(task.status, 'completed', JSON.stringify(task.error));
     assert.equal(probe!.format, 'webm');
     assert.equal(probe!.videoCodec, 'vp9');
@@ -65,13 +71,26 @@ describe('video', () => {
   });
 
   it('trims, covers a square and keeps H.264 in MP4 with faststart', async () => {
-    const { task, probe, local } = await run({ kind: 'video', file_id: inputs['video-mp4'].id, width: 100, height: 100, fit: 'cover', start: 0.5, end: 1.5, quality: 'high' });
+    const { task, probe, local } = await run({
+      kind: 'video',
+      file_id: inputs['video-mp4'].id,
+      width: 100,
+      height: 100,
+      fit: 'cover',
+      start: 0.5,
+      end: 1.5,
+      quality: 'high',
+    });
     assert.equal(task.status, 'completed', JSON.stringify(task.error));
     assert.equal(probe!.videoCodec, 'h264');
     assert.deepEqual([probe!.width, probe!.height], [100, 100]);
     assert.ok(Math.abs(probe!.duration! - 1) < 0.2, `duration ${probe!.duration}`);
     const head = (await fs.readFile(local!)).subarray(0, 64).toString('latin1');
-    assert.ok(head.indexOf('moov') !== -1 || (await fs.readFile(local!)).indexOf('moov') < (await fs.readFile(local!)).indexOf('mdat'), 'moov before mdat');
+    assert.ok(
+      head.indexOf('moov') !== -1 ||
+        (await fs.readFile(local!)).indexOf('moov') < (await fs.readFile(local!)).indexOf('mdat'),
+      'moov before mdat',
+    );
   });
 
   it('drops audio only when the source has none', async () => {
@@ -81,8 +100,14 @@ describe('video', () => {
   });
 
   it('reports progress while it runs', async () => {
-    const big = (await t.call('POST', '/files', { key, body: { url: origin.url('/fixtures/video-1080p-10s') } })).json.data;
-    const task = (await t.call('POST', '/tasks', { key, body: { kind: 'video', file_id: big.id, height: 720, preset: 'ultrafast' } })).json.data;
+    const big = (await t.call('POST', '/files', { key, body: { url: origin.url('/fixtures/video-1080p-10s') } })).json
+      .data;
+    const task = (
+      await t.call('POST', '/tasks', {
+        key,
+        body: { kind: 'video', file_id: big.id, height: 720, preset: 'ultrafast' },
+      })
+    ).json.data;
     const seen = new Set<number>();
     for (;;) {
       const cur = (await t.call('GET', `/tasks/${task.id}`, { key })).json.data;
@@ -90,14 +115,23 @@ describe('video', () => {
       if (['completed', 'failed'].includes(cur.status)) break;
       await new Promise((r) => setTimeout(r, 50));
     }
-    assert.ok([...seen].some((p) => p > 0 && p < 100), `progress values seen: ${[...seen].join(',')}`);
+    assert.ok(
+      [...seen].some((p) => p > 0 && p < 100),
+      `progress values seen: ${[...seen].join(',')}`,
+    );
     assert.ok(seen.has(100));
   });
 });
 
 describe('image', () => {
   it('resizes and converts an image; one dimension keeps the aspect ratio', async () => {
-    const { task, probe } = await run({ kind: 'image', file_id: inputs['image-png'].id, width: 32, format: 'webp', quality: 70 });
+    const { task, probe } = await run({
+      kind: 'image',
+      file_id: inputs['image-png'].id,
+      width: 32,
+      format: 'webp',
+      quality: 70,
+    });
     assert.equal(task.status, 'completed', JSON.stringify(task.error));
     assert.equal(probe!.format, 'webp');
     assert.deepEqual([probe!.width, probe!.height], [32, 24]);
@@ -111,7 +145,13 @@ describe('image', () => {
   });
 
   it('fetches a url input into a new media first, then processes it', async () => {
-    const { task, file } = await run({ kind: 'image', url: origin.url('/fixtures/image-jpeg'), width: 64, height: 64, fit: 'cover' });
+    const { task, file } = await run({
+      kind: 'image',
+      url: origin.url('/fixtures/image-jpeg'),
+      width: 64,
+      height: 64,
+      fit: 'cover',
+    });
     assert.equal(task.status, 'completed', JSON.stringify(task.error));
     assert.match(task.input.id, /^file_/);
     assert.equal(file.media_id, task.input.media_id);
@@ -131,7 +171,14 @@ describe('audio', () => {
   });
 
   it('transcodes to mono Opus with a trim', async () => {
-    const { probe } = await run({ kind: 'audio', file_id: inputs['audio-mp3'].id, format: 'ogg', channels: 1, start: 1, end: 2 });
+    const { probe } = await run({
+      kind: 'audio',
+      file_id: inputs['audio-mp3'].id,
+      format: 'ogg',
+      channels: 1,
+      start: 1,
+      end: 2,
+    });
     assert.equal(probe!.audioCodec, 'opus');
     assert.ok(Math.abs(probe!.duration! - 1) < 0.2);
   });
@@ -146,7 +193,13 @@ describe('audio', () => {
 
 describe('thumbnails', () => {
   it('makes a WebVTT storyboard whose cues point into a served sprite sheet', async () => {
-    const { task, file, local } = await run({ kind: 'thumbnails', file_id: inputs['video-mp4'].id, count: 4, width: 80, columns: 2 });
+    const { task, file, local } = await run({
+      kind: 'thumbnails',
+      file_id: inputs['video-mp4'].id,
+      count: 4,
+      width: 80,
+      columns: 2,
+    });
     assert.equal(task.status, 'completed', JSON.stringify(task.error));
     assert.equal(file.kind, 'thumbnails');
     assert.equal(file.type, 'text/vtt');
@@ -183,7 +236,10 @@ describe('bad options get a 400 and create nothing', () => {
     for (const [body, field] of cases) {
       const res = await t.call('POST', '/tasks', { key, body });
       assert.equal(res.status, 400, `${JSON.stringify(body)} -> ${res.text}`);
-      assert.ok(res.json.error.details.some((d: any) => d.field === field), `${field} in ${JSON.stringify(res.json.error.details)}`);
+      assert.ok(
+        res.json.error.details.some((d: any) => d.field === field),
+        `${field} in ${JSON.stringify(res.json.error.details)}`,
+      );
     }
     const other = (await t.key('kinds', 'other')).key;
     assert.equal((await t.call('POST', '/tasks', { key: other, body: { kind: 'video', file_id: id } })).status, 404);
@@ -192,9 +248,19 @@ describe('bad options get a 400 and create nothing', () => {
 
 describe('cancellation', () => {
   it('stops the running FFmpeg process', async () => {
-    const big = (await t.call('POST', '/files', { key, body: { url: origin.url('/fixtures/video-1080p-10s'), filename: 'cancel-me.mp4' } })).json.data;
-    const task = (await t.call('POST', '/tasks', { key, body: { kind: 'video', file_id: big.id, codec: 'h265', preset: 'slow' } })).json.data;
-    const ffmpegFor = () => execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' }).split('\n').filter((l) => l.includes('ffmpeg') && l.includes(`task-${task.id}`));
+    const big = (
+      await t.call('POST', '/files', {
+        key,
+        body: { url: origin.url('/fixtures/video-1080p-10s'), filename: 'cancel-me.mp4' },
+      })
+    ).json.data;
+    const task = (
+      await t.call('POST', '/tasks', { key, body: { kind: 'video', file_id: big.id, codec: 'h265', preset: 'slow' } })
+    ).json.data;
+    const ffmpegFor = () =>
+      execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' })
+        .split('\n')
+        .filter((l) => l.includes('ffmpeg') && l.includes(`task-${task.id}`));
     const deadline = Date.now() + 15_000;
     while (ffmpegFor().length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     assert.ok(ffmpegFor().length > 0, 'ffmpeg started');

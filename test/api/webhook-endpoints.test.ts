@@ -44,15 +44,21 @@ async function endpoint(key: string, url: string, events: string[] = ['*']) {
   return res.json.data as { id: string; secret: string };
 }
 
-const newMedia = async (key: string) => (await t.call('POST', '/media', { key, body: { title: 'hello' } })).json.data as { id: string };
+const newMedia = async (key: string) =>
+  (await t.call('POST', '/media', { key, body: { title: 'hello' } })).json.data as { id: string };
 const deliveries = async (key: string, id: string) => (await t.call('GET', `/webhooks/${id}/deliveries`, { key })).json;
-const endpointRow = (id: string) => db().selectFrom('webhook_endpoints').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-const deliveryRows = (id: string) => db().selectFrom('webhook_deliveries').selectAll().where('endpoint_id', '=', id).orderBy('created').execute();
+const endpointRow = (id: string) =>
+  db().selectFrom('webhook_endpoints').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+const deliveryRows = (id: string) =>
+  db().selectFrom('webhook_deliveries').selectAll().where('endpoint_id', '=', id).orderBy('created').execute();
 
 describe('webhook endpoints: CRUD and validation', () => {
   it('creates, shows the secret once, lists, updates, deletes', async () => {
     const { key } = await t.key('wh', 'crud');
-    const created = await t.call('POST', '/webhooks', { key, body: { url: 'https://hooks.example.com/in', events: ['media.created', 'media.created'], description: 'prod' } });
+    const created = await t.call('POST', '/webhooks', {
+      key,
+      body: { url: 'https://hooks.example.com/in', events: ['media.created', 'media.created'], description: 'prod' },
+    });
     assert.equal(created.status, 201, created.text);
     const ep = created.json.data;
     assert.match(ep.id, /^we_/);
@@ -66,20 +72,38 @@ describe('webhook endpoints: CRUD and validation', () => {
     assert.equal(got.status, 200);
     assert.ok(!('secret' in got.json.data), 'later reads omit the secret');
     const list = await t.call('GET', '/webhooks', { key });
-    assert.deepEqual(list.json.data.map((e: any) => e.id), [ep.id]);
+    assert.deepEqual(
+      list.json.data.map((e: any) => e.id),
+      [ep.id],
+    );
     assert.equal(list.json.meta.total, 1);
     assert.ok(!('secret' in list.json.data[0]));
 
-    const patched = await t.call('PATCH', `/webhooks/${ep.id}`, { key, body: { events: ['*', 'task.completed'], description: null, status: 'disabled' } });
+    const patched = await t.call('PATCH', `/webhooks/${ep.id}`, {
+      key,
+      body: { events: ['*', 'task.completed'], description: null, status: 'disabled' },
+    });
     assert.equal(patched.status, 200, patched.text);
-    assert.deepEqual([patched.json.data.events, patched.json.data.description, patched.json.data.status], [['*'], null, 'disabled']);
+    assert.deepEqual(
+      [patched.json.data.events, patched.json.data.description, patched.json.data.status],
+      [['*'], null, 'disabled'],
+    );
     await db().updateTable('webhook_endpoints').set({ failed_deliveries: 2 }).where('id', '=', ep.id).execute();
     const enabled = await t.call('PATCH', `/webhooks/${ep.id}`, { key, body: { status: 'active' } });
-    assert.deepEqual([enabled.json.data.status, enabled.json.data.failed_deliveries], ['active', 0], 're-enabling resets the failure count');
+    assert.deepEqual(
+      [enabled.json.data.status, enabled.json.data.failed_deliveries],
+      ['active', 0],
+      're-enabling resets the failure count',
+    );
 
     const del = await t.call('DELETE', `/webhooks/${ep.id}`, { key });
     assert.equal(del.status, 200);
-    assert.deepEqual(del.json.data, { id: ep.id, object: 'webhook_endpoint', deleted: true, message: `${ep.id} deleted` });
+    assert.deepEqual(del.json.data, {
+      id: ep.id,
+      object: 'webhook_endpoint',
+      deleted: true,
+      message: `${ep.id} deleted`,
+    });
     assert.equal((await t.call('GET', `/webhooks/${ep.id}`, { key })).status, 404);
   });
 
@@ -100,13 +124,22 @@ describe('webhook endpoints: CRUD and validation', () => {
       const res = await t.call('POST', '/webhooks', { key, body });
       assert.equal(res.status, 400, `${JSON.stringify(body)}: ${res.text}`);
       assert.equal(res.json.error.code, 'validation_failed');
-      assert.ok(res.json.error.details.some((d: any) => d.field === field), `${JSON.stringify(body)} -> ${JSON.stringify(res.json.error.details)}`);
+      assert.ok(
+        res.json.error.details.some((d: any) => d.field === field),
+        `${JSON.stringify(body)} -> ${JSON.stringify(res.json.error.details)}`,
+      );
     }
     const ep = await endpoint(key, 'https://example.com/x');
     const bad = await t.call('PATCH', `/webhooks/${ep.id}`, { key, body: { status: 'paused', url: 'gopher://x' } });
     assert.equal(bad.status, 400);
-    assert.deepEqual(bad.json.error.details.map((d: any) => d.field), ['status']);
-    assert.equal((await t.call('PATCH', `/webhooks/${ep.id}`, { key, body: { url: 'gopher://x' } })).json.error.details[0].field, 'url');
+    assert.deepEqual(
+      bad.json.error.details.map((d: any) => d.field),
+      ['status'],
+    );
+    assert.equal(
+      (await t.call('PATCH', `/webhooks/${ep.id}`, { key, body: { url: 'gopher://x' } })).json.error.details[0].field,
+      'url',
+    );
   });
 
   it("keeps projects apart: another project's endpoint is a 404", async () => {
@@ -114,8 +147,11 @@ describe('webhook endpoints: CRUD and validation', () => {
     const b = await t.key('wh', 'iso-b');
     const ep = await endpoint(a.key, 'https://example.com/a');
     for (const [method, path, body] of [
-      ['GET', `/webhooks/${ep.id}`], ['PATCH', `/webhooks/${ep.id}`, { description: 'x' }], ['DELETE', `/webhooks/${ep.id}`],
-      ['POST', `/webhooks/${ep.id}/rotate-secret`], ['GET', `/webhooks/${ep.id}/deliveries`],
+      ['GET', `/webhooks/${ep.id}`],
+      ['PATCH', `/webhooks/${ep.id}`, { description: 'x' }],
+      ['DELETE', `/webhooks/${ep.id}`],
+      ['POST', `/webhooks/${ep.id}/rotate-secret`],
+      ['GET', `/webhooks/${ep.id}/deliveries`],
     ] as const) {
       const res = await t.call(method, path, { key: b.key, ...(body ? { body } : {}) });
       assert.equal(res.status, 404, `${method} ${path}`);
@@ -137,13 +173,19 @@ describe('webhook endpoints: delivery', () => {
     const [hitAll] = await rAll.waitFor(1);
 
     const event = (await t.call('GET', '/events?type=media.created', { key })).json.data[0];
-    for (const [hit, ep] of [[hitMedia!, epMedia], [hitAll!, epAll]] as const) {
+    for (const [hit, ep] of [
+      [hitMedia!, epMedia],
+      [hitAll!, epAll],
+    ] as const) {
       const payload = new Webhook(ep.secret).verify(hit.body, headersOf(hit)) as any;
       assert.deepEqual(payload, event, 'the body is the event object');
       assert.equal(payload.type, 'media.created');
       assert.equal(payload.data.id, media.id);
       assert.equal(hit.headers['webhook-id'], event.id);
-      assert.throws(() => new Webhook(epTask.secret).verify(hit.body, headersOf(hit)), 'another endpoint secret does not verify');
+      assert.throws(
+        () => new Webhook(epTask.secret).verify(hit.body, headersOf(hit)),
+        'another endpoint secret does not verify',
+      );
     }
     await sleep(300);
     assert.equal(rTask.received.length, 0);
@@ -151,7 +193,10 @@ describe('webhook endpoints: delivery', () => {
     const listed = await deliveries(key, epMedia.id);
     assert.equal(listed.meta.total, 1);
     const [d] = listed.data;
-    assert.deepEqual([d.object, d.event_id, d.event_type, d.status, d.next_attempt], ['webhook_delivery', event.id, 'media.created', 'delivered', null]);
+    assert.deepEqual(
+      [d.object, d.event_id, d.event_type, d.status, d.next_attempt],
+      ['webhook_delivery', event.id, 'media.created', 'delivered', null],
+    );
     assert.equal(d.attempts.length, 1);
     assert.deepEqual([d.attempts[0].status, d.attempts[0].status_code, d.attempts[0].error], ['succeeded', 200, null]);
     assert.equal(typeof d.attempts[0].duration_ms, 'number');
@@ -170,7 +215,13 @@ describe('webhook endpoints: delivery', () => {
       const [row] = (await deliveries(key, ep.id)).data;
       return row.status === 'delivered' && row;
     });
-    assert.deepEqual(d.attempts.map((a: any) => [a.attempt, a.status, a.status_code]), [[1, 'failed', 500], [2, 'succeeded', 200]]);
+    assert.deepEqual(
+      d.attempts.map((a: any) => [a.attempt, a.status, a.status_code]),
+      [
+        [1, 'failed', 500],
+        [2, 'succeeded', 200],
+      ],
+    );
     assert.match(d.attempts[0].error, /500/);
   });
 
@@ -198,7 +249,9 @@ describe('webhook endpoints: delivery', () => {
     const ep = await endpoint(key, r.url());
     await newMedia(key);
     await r.waitFor(1);
-    const d = await until('attempt', async () => (await deliveries(key, ep.id)).data.find((x: any) => x.attempts.length > 0));
+    const d = await until('attempt', async () =>
+      (await deliveries(key, ep.id)).data.find((x: any) => x.attempts.length > 0),
+    );
     assert.equal(d.status, 'pending', 'retried on the schedule');
     assert.match(d.attempts[0].error, /redirect/);
     assert.equal(elsewhere.received.length, 0);
@@ -226,10 +279,12 @@ describe('webhook endpoints: delivery', () => {
     const ep = await endpoint(key, r.url());
     await newMedia(key);
     await r.waitFor(1);
-    const [d] = (await until('delivered', async () => {
-      const list = await deliveries(key, ep.id);
-      return list.data[0]?.status === 'delivered' && list;
-    })).data;
+    const [d] = (
+      await until('delivered', async () => {
+        const list = await deliveries(key, ep.id);
+        return list.data[0]?.status === 'delivered' && list;
+      })
+    ).data;
     const res = await t.call('POST', `/webhooks/${ep.id}/deliveries/${d.id}/retry`, { key });
     assert.equal(res.status, 202, res.text);
     assert.equal(res.json.data.status, 'pending');
@@ -239,9 +294,15 @@ describe('webhook endpoints: delivery', () => {
       const got = (await t.call('GET', `/webhooks/${ep.id}/deliveries/${d.id}`, { key })).json.data;
       return got.attempts.length === 2 && got.status === 'delivered' && got;
     });
-    assert.deepEqual(again.attempts.map((a: any) => a.status), ['succeeded', 'succeeded']);
+    assert.deepEqual(
+      again.attempts.map((a: any) => a.status),
+      ['succeeded', 'succeeded'],
+    );
 
-    assert.equal((await t.call('POST', `/webhooks/${ep.id}/deliveries/whd_doesnotexist0000/retry`, { key })).status, 404);
+    assert.equal(
+      (await t.call('POST', `/webhooks/${ep.id}/deliveries/whd_doesnotexist0000/retry`, { key })).status,
+      404,
+    );
     await t.call('PATCH', `/webhooks/${ep.id}`, { key, body: { status: 'disabled' } });
     const refused = await t.call('POST', `/webhooks/${ep.id}/deliveries/${d.id}/retry`, { key });
     assert.equal(refused.status, 409);
@@ -255,8 +316,21 @@ describe('webhook endpoints: delivery', () => {
     const paused = await endpoint(key, r.url());
     await newMedia(key);
     await r.waitFor(2);
-    await until('both retries scheduled', async () => (await db().selectFrom('webhook_attempts').select('id')
-      .where('delivery_id', 'in', [...(await deliveryRows(doomed.id)), ...(await deliveryRows(paused.id))].map((d) => d.id)).execute()).length === 2);
+    await until(
+      'both retries scheduled',
+      async () =>
+        (
+          await db()
+            .selectFrom('webhook_attempts')
+            .select('id')
+            .where(
+              'delivery_id',
+              'in',
+              [...(await deliveryRows(doomed.id)), ...(await deliveryRows(paused.id))].map((d) => d.id),
+            )
+            .execute()
+        ).length === 2,
+    );
     assert.equal((await t.call('DELETE', `/webhooks/${doomed.id}`, { key })).status, 200);
     assert.equal((await t.call('PATCH', `/webhooks/${paused.id}`, { key, body: { status: 'disabled' } })).status, 200);
     const [gone] = await deliveryRows(doomed.id);
@@ -265,7 +339,11 @@ describe('webhook endpoints: delivery', () => {
     assert.equal(shown.status, 'failed');
     assert.match(shown.attempts.at(-1).error, /not sent: the webhook endpoint is disabled/);
     // Even if one were due now, nothing more is sent.
-    await db().updateTable('webhook_deliveries').set({ next_attempt: new Date(0).toISOString() }).where('endpoint_id', 'in', [doomed.id, paused.id]).execute();
+    await db()
+      .updateTable('webhook_deliveries')
+      .set({ next_attempt: new Date(0).toISOString() })
+      .where('endpoint_id', 'in', [doomed.id, paused.id])
+      .execute();
     taskSignals.emit(WEBHOOK_READY);
     await sleep(400);
     assert.equal(r.received.length, 2);
@@ -281,11 +359,20 @@ describe('webhook endpoints: delivery', () => {
       const seen = r.received.length;
       await newMedia(key);
       await r.waitFor(seen + 1);
-      const row = await until('pending delivery', async () => (await deliveryRows(ep.id)).find((d) => d.status === 'pending' && d.attempts === 1 && d.lease_expires === null));
-      await db().updateTable('webhook_deliveries').set({ attempts: 7, next_attempt: new Date(0).toISOString() }).where('id', '=', row.id).execute();
+      const row = await until('pending delivery', async () =>
+        (await deliveryRows(ep.id)).find((d) => d.status === 'pending' && d.attempts === 1 && d.lease_expires === null),
+      );
+      await db()
+        .updateTable('webhook_deliveries')
+        .set({ attempts: 7, next_attempt: new Date(0).toISOString() })
+        .where('id', '=', row.id)
+        .execute();
       taskSignals.emit(WEBHOOK_READY);
       await r.waitFor(seen + 2);
-      await until(`failed_deliveries ${expectFailed}`, async () => (await endpointRow(ep.id)).failed_deliveries === expectFailed);
+      await until(
+        `failed_deliveries ${expectFailed}`,
+        async () => (await endpointRow(ep.id)).failed_deliveries === expectFailed,
+      );
     };
     await exhaustOne(1);
     healthy = true;

@@ -39,12 +39,19 @@ async function cached(name: string, ext: string, key: string, make: (out: string
 }
 
 async function ffmpeg(args: string[]): Promise<void> {
-  await runProcess(mediaBinaries().ffmpeg, ['-hide_banner', '-nostdin', '-v', 'error', '-y', ...args], { timeoutMs: 300_000 });
+  await runProcess(mediaBinaries().ffmpeg, ['-hide_banner', '-nostdin', '-v', 'error', '-y', ...args], {
+    timeoutMs: 300_000,
+  });
 }
 
 /** `text` spoken by flite's slt voice (16 kHz mono WAV, as flite writes it). */
 export function spokenWav(text: string): Promise<string> {
-  return cached('flite', 'wav', `slt ${text}`, async (out) => void (await runProcess('flite', ['-voice', 'slt', '-t', text, '-o', out], { timeoutMs: 120_000 })));
+  return cached(
+    'flite',
+    'wav',
+    `slt ${text}`,
+    async (out) => void (await runProcess('flite', ['-voice', 'slt', '-t', text, '-o', out], { timeoutMs: 120_000 })),
+  );
 }
 
 /** Sentences spoken one after another with `pauseSeconds` of silence between them, as 16 kHz mono WAV. */
@@ -56,24 +63,73 @@ export function spokenParagraph(sentences: readonly string[], pauseSeconds = 1):
     // Each sentence followed by silence (apad), then all concatenated.
     const pads = parts.map((_, i) => `[${i}:a]aresample=16000,apad=pad_dur=${pauseSeconds}[p${i}]`).join(';');
     const concat = `${parts.map((_, i) => `[p${i}]`).join('')}concat=n=${n}:v=0:a=1[out]`;
-    await ffmpeg([...inputs, '-filter_complex', `${pads};${concat}`, '-map', '[out]', '-ac', '1', '-ar', '16000', '-c:a', 'pcm_s16le', out]);
+    await ffmpeg([
+      ...inputs,
+      '-filter_complex',
+      `${pads};${concat}`,
+      '-map',
+      '[out]',
+      '-ac',
+      '1',
+      '-ar',
+      '16000',
+      '-c:a',
+      'pcm_s16le',
+      out,
+    ]);
   });
 }
 
 /** A WAV muxed under a testsrc2 picture as H.264 + AAC MP4 (the speech test's video input). */
 export function speechVideo(wav: string, key: string): Promise<string> {
   return cached('speech-video', 'mp4', `${key} testsrc2 320x240 aac`, async (out) => {
-    await ffmpeg(['-f', 'lavfi', '-i', 'testsrc2=size=320x240:rate=25', '-i', wav, '-shortest',
-      '-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-b:a', '96k', '-movflags', '+faststart', out]);
+    await ffmpeg([
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc2=size=320x240:rate=25',
+      '-i',
+      wav,
+      '-shortest',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'veryfast',
+      '-pix_fmt',
+      'yuv420p',
+      '-c:a',
+      'aac',
+      '-b:a',
+      '96k',
+      '-movflags',
+      '+faststart',
+      out,
+    ]);
   });
 }
 
 export function silenceWav(seconds: number): Promise<string> {
-  return cached('silence', 'wav', `anullsrc 16000 ${seconds}`, (out) => ffmpeg(['-f', 'lavfi', '-i', `anullsrc=r=16000:cl=mono`, '-t', String(seconds), '-c:a', 'pcm_s16le', out]));
+  return cached('silence', 'wav', `anullsrc 16000 ${seconds}`, (out) =>
+    ffmpeg(['-f', 'lavfi', '-i', `anullsrc=r=16000:cl=mono`, '-t', String(seconds), '-c:a', 'pcm_s16le', out]),
+  );
 }
 
 export function videoWithoutAudio(seconds = 2): Promise<string> {
-  return cached('noaudio', 'mp4', `testsrc2 ${seconds}`, (out) => ffmpeg(['-f', 'lavfi', '-i', `testsrc2=size=320x240:rate=25:duration=${seconds}`, '-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p', out]));
+  return cached('noaudio', 'mp4', `testsrc2 ${seconds}`, (out) =>
+    ffmpeg([
+      '-f',
+      'lavfi',
+      '-i',
+      `testsrc2=size=320x240:rate=25:duration=${seconds}`,
+      '-c:v',
+      'libx264',
+      '-preset',
+      'veryfast',
+      '-pix_fmt',
+      'yuv420p',
+      out,
+    ]),
+  );
 }
 
 export interface Scene {
@@ -95,14 +151,36 @@ export async function sceneVideo(scenes: readonly Scene[], cardSeconds = 2, cont
   const size = '640x360';
   const sceneSeconds = cardSeconds + contentSeconds;
   const inputs = scenes.flatMap((s) => [
-    '-f', 'lavfi', '-i', `color=c=0x1c2a5a:s=${size}:r=25:d=${cardSeconds},drawtext=fontfile=${TITLE_FONT}:text='${s.title}':fontsize=44:fontcolor=white:x=(w-tw)/2:y=(h-th)/2`,
+    '-f',
+    'lavfi',
+    '-i',
+    `color=c=0x1c2a5a:s=${size}:r=25:d=${cardSeconds},drawtext=fontfile=${TITLE_FONT}:text='${s.title}':fontsize=44:fontcolor=white:x=(w-tw)/2:y=(h-th)/2`,
     // -t as an input option: not every lavfi source has a duration option (mandelbrot has none).
-    '-f', 'lavfi', '-t', String(contentSeconds), '-i', `${s.source}=size=${size}:rate=25`,
+    '-f',
+    'lavfi',
+    '-t',
+    String(contentSeconds),
+    '-i',
+    `${s.source}=size=${size}:rate=25`,
   ]);
   const n = scenes.length * 2;
   const filter = `${Array.from({ length: n }, (_, i) => `[${i}:v]setsar=1[v${i}]`).join(';')};${Array.from({ length: n }, (_, i) => `[v${i}]`).join('')}concat=n=${n}:v=1:a=0,format=yuv420p[out]`;
   const path = await cached('scenes', 'mp4', `${cardSeconds} ${contentSeconds} ${JSON.stringify(scenes)}`, (out) =>
-    ffmpeg([...inputs, '-filter_complex', filter, '-map', '[out]', '-c:v', 'libx264', '-preset', 'veryfast', '-g', '50', out]));
+    ffmpeg([
+      ...inputs,
+      '-filter_complex',
+      filter,
+      '-map',
+      '[out]',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'veryfast',
+      '-g',
+      '50',
+      out,
+    ]),
+  );
   return {
     path,
     sceneStarts: scenes.map((_, i) => i * sceneSeconds),

@@ -30,18 +30,35 @@ function ff(ext: string, ...args: string[]): Recipe {
   return { ext, key: args.join(' '), make: async (out) => void (await ffmpeg([...args, out])) };
 }
 
-const testsrc = (size: string, seconds: number, rate = 25) => ['-f', 'lavfi', '-i', `testsrc2=size=${size}:rate=${rate}:duration=${seconds}`];
-const sine = (seconds: number, rate = 48000) => ['-f', 'lavfi', '-i', `sine=frequency=440:sample_rate=${rate}:duration=${seconds}`];
+const testsrc = (size: string, seconds: number, rate = 25) => [
+  '-f',
+  'lavfi',
+  '-i',
+  `testsrc2=size=${size}:rate=${rate}:duration=${seconds}`,
+];
+const sine = (seconds: number, rate = 48000) => [
+  '-f',
+  'lavfi',
+  '-i',
+  `sine=frequency=440:sample_rate=${rate}:duration=${seconds}`,
+];
 const H264 = ['-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p'];
 
 /** One testsrc2 frame as PNG bytes, to be re-encoded by sharp. */
 function frame(width: number, height: number): Promise<Buffer> {
-  return ffmpeg([...testsrc(`${width}x${height}`, 1), '-frames:v', '1', '-c:v', 'png', '-f', 'image2pipe', 'pipe:1'], 256 << 20);
+  return ffmpeg(
+    [...testsrc(`${width}x${height}`, 1), '-frames:v', '1', '-c:v', 'png', '-f', 'image2pipe', 'pipe:1'],
+    256 << 20,
+  );
 }
 
 /** Recipe encoding one testsrc2 frame with sharp. */
 function still(ext: string, width: number, height: number, encode: (s: Sharp) => Sharp, key: string): Recipe {
-  return { ext, key: `${width}x${height} ${key}`, make: async (out) => void (await encode(sharp(await frame(width, height))).toFile(out)) };
+  return {
+    ext,
+    key: `${width}x${height} ${key}`,
+    make: async (out) => void (await encode(sharp(await frame(width, height))).toFile(out)),
+  };
 }
 
 function pngChunk(type: string, data: Buffer): Buffer {
@@ -68,9 +85,14 @@ function hugePng(size: number, truncated: boolean): Recipe {
       ihdr.writeUInt32BE(size, 4);
       ihdr.set([1, 0, 0, 0, 0], 8); // bit depth 1, greyscale, deflate, no filter, no interlace
       const row = 1 + Math.ceil(size / 8);
-      const pixels = truncated ? deflateSync(Buffer.alloc(row * 4)).subarray(0, 8) : deflateSync(Buffer.alloc(row * size), { level: 9 });
+      const pixels = truncated
+        ? deflateSync(Buffer.alloc(row * 4)).subarray(0, 8)
+        : deflateSync(Buffer.alloc(row * size), { level: 9 });
       const sig = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-      await writeFile(out, Buffer.concat([sig, pngChunk('IHDR', ihdr), pngChunk('IDAT', pixels), pngChunk('IEND', Buffer.alloc(0))]));
+      await writeFile(
+        out,
+        Buffer.concat([sig, pngChunk('IHDR', ihdr), pngChunk('IDAT', pixels), pngChunk('IEND', Buffer.alloc(0))]),
+      );
     },
   };
 }
@@ -80,7 +102,9 @@ function noise(bytes: number): Buffer {
   const buf = Buffer.alloc(bytes);
   let x = 0x9e3779b9;
   for (let i = 0; i < bytes; i++) {
-    x ^= x << 13; x ^= x >>> 17; x ^= x << 5;
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
     buf[i] = x & 0xff;
   }
   return buf;
@@ -103,8 +127,18 @@ function tagDuration(seconds: number): string {
 
 /** Tiny frames at 1 fps with a keyframe every 10 s, 8 kHz Opus: 300 s fit in ~330 KB. */
 const tinyAv = (seconds: number) => [
-  '-f', 'lavfi', '-i', `testsrc2=size=32x32:rate=1:duration=${seconds}`, ...sine(seconds, 8000),
-  ...H264, '-g', '10', '-c:a', 'libopus', '-b:a', '6k',
+  '-f',
+  'lavfi',
+  '-i',
+  `testsrc2=size=32x32:rate=1:duration=${seconds}`,
+  ...sine(seconds, 8000),
+  ...H264,
+  '-g',
+  '10',
+  '-c:a',
+  'libopus',
+  '-b:a',
+  '6k',
 ];
 
 /**
@@ -146,10 +180,21 @@ const undecodableSizeMkv: Recipe = {
   ext: 'mkv',
   key: 'rawvideo gray 256x256 1 frame, PixelWidth/PixelHeight 60000',
   make: async (out) => {
-    await ffmpeg(['-f', 'lavfi', '-i', 'color=c=gray:size=256x256:rate=1:duration=1', '-c:v', 'rawvideo', '-pix_fmt', 'gray', out]);
+    await ffmpeg([
+      '-f',
+      'lavfi',
+      '-i',
+      'color=c=gray:size=256x256:rate=1:duration=1',
+      '-c:v',
+      'rawvideo',
+      '-pix_fmt',
+      'gray',
+      out,
+    ]);
     const buf = await readFile(out);
     // PixelWidth (0xB0) and PixelHeight (0xBA), 2-byte unsigned 256 each.
-    for (const id of [0xb0, 0xba]) buf.writeUInt16BE(60_000, uniqueIndex(buf, Buffer.from([id, 0x82, 0x01, 0x00]), 'pixel size') + 2);
+    for (const id of [0xb0, 0xba])
+      buf.writeUInt16BE(60_000, uniqueIndex(buf, Buffer.from([id, 0x82, 0x01, 0x00]), 'pixel size') + 2);
     await writeFile(out, buf);
   },
 };
@@ -164,10 +209,33 @@ function manyFrameGif(frames: number): Recipe {
     key: `1x1 gif ${frames} frames`,
     make: async (out) => {
       const head = Buffer.from([
-        ...Buffer.from('GIF89a', 'latin1'), 1, 0, 1, 0, 0x80, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, // 1x1, 2-colour table
-        0x21, 0xff, 0x0b, ...Buffer.from('NETSCAPE2.0', 'latin1'), 3, 1, 0, 0, 0, // loop forever
+        ...Buffer.from('GIF89a', 'latin1'),
+        1,
+        0,
+        1,
+        0,
+        0x80,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0xff,
+        0xff,
+        0xff, // 1x1, 2-colour table
+        0x21,
+        0xff,
+        0x0b,
+        ...Buffer.from('NETSCAPE2.0', 'latin1'),
+        3,
+        1,
+        0,
+        0,
+        0, // loop forever
       ]);
-      const frame = Buffer.from([0x21, 0xf9, 0x04, 0, 1, 0, 0, 0, 0x2c, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0x02, 0x02, 0x44, 0x01, 0x00]);
+      const frame = Buffer.from([
+        0x21, 0xf9, 0x04, 0, 1, 0, 0, 0, 0x2c, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0x02, 0x02, 0x44, 0x01, 0x00,
+      ]);
       const buf = Buffer.alloc(head.length + frames * frame.length + 1, 0x3b); // trailer last
       head.copy(buf);
       for (let i = 0; i < frames; i++) frame.copy(buf, head.length + i * frame.length);
@@ -179,10 +247,49 @@ function manyFrameGif(frames: number): Recipe {
 export const SOLID_PNG_COLOR = '#336699';
 
 const RECIPES = {
-  'video-mp4': ff('mp4', ...testsrc('320x240', 2), ...sine(2), ...H264, '-c:a', 'aac', '-b:a', '96k', '-shortest', '-movflags', '+faststart'),
+  'video-mp4': ff(
+    'mp4',
+    ...testsrc('320x240', 2),
+    ...sine(2),
+    ...H264,
+    '-c:a',
+    'aac',
+    '-b:a',
+    '96k',
+    '-shortest',
+    '-movflags',
+    '+faststart',
+  ),
   'video-noaudio-mp4': ff('mp4', ...testsrc('320x240', 2), ...H264, '-movflags', '+faststart'),
-  'video-webm': ff('webm', ...testsrc('320x240', 2), ...sine(2), '-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-cpu-used', '8', '-b:v', '400k', '-c:a', 'libopus', '-shortest'),
-  'video-1080p-10s': ff('mp4', ...testsrc('1920x1080', 10), ...sine(10), ...H264, '-crf', '23', '-c:a', 'aac', '-shortest', '-movflags', '+faststart'),
+  'video-webm': ff(
+    'webm',
+    ...testsrc('320x240', 2),
+    ...sine(2),
+    '-c:v',
+    'libvpx-vp9',
+    '-deadline',
+    'realtime',
+    '-cpu-used',
+    '8',
+    '-b:v',
+    '400k',
+    '-c:a',
+    'libopus',
+    '-shortest',
+  ),
+  'video-1080p-10s': ff(
+    'mp4',
+    ...testsrc('1920x1080', 10),
+    ...sine(10),
+    ...H264,
+    '-crf',
+    '23',
+    '-c:a',
+    'aac',
+    '-shortest',
+    '-movflags',
+    '+faststart',
+  ),
   'video-mov': ff('mov', ...testsrc('320x240', 2), ...sine(2), ...H264, '-c:a', 'aac', '-shortest'),
   'video-mkv': ff('mkv', ...testsrc('320x240', 2), ...sine(2), ...H264, '-c:a', 'aac', '-shortest'),
   // Stored 320x240 with a 90 degree display rotation: shown as 240x320.
@@ -190,10 +297,26 @@ const RECIPES = {
   'video-rotated-mp4': {
     ext: 'mp4',
     key: 'video-noaudio-mp4 copy rotate=90',
-    make: async (out: string) => void (await ffmpeg(['-i', await fixture('video-noaudio-mp4'), '-c', 'copy', '-metadata:s:v:0', 'rotate=90', out])),
+    make: async (out: string) =>
+      void (await ffmpeg([
+        '-i',
+        await fixture('video-noaudio-mp4'),
+        '-c',
+        'copy',
+        '-metadata:s:v:0',
+        'rotate=90',
+        out,
+      ])),
   },
   // Solid colour, shorter than 1 s: the frame is taken from its middle.
-  'video-solid-mp4': ff('mp4', '-f', 'lavfi', '-i', `color=c=0x${SOLID_PNG_COLOR.slice(1)}:size=160x120:rate=25:duration=0.5`, ...H264),
+  'video-solid-mp4': ff(
+    'mp4',
+    '-f',
+    'lavfi',
+    '-i',
+    `color=c=0x${SOLID_PNG_COLOR.slice(1)}:size=160x120:rate=25:duration=0.5`,
+    ...H264,
+  ),
   'audio-mp3': ff('mp3', ...sine(3, 44100), '-c:a', 'libmp3lame', '-b:a', '128k'),
   'audio-wav': ff('wav', ...sine(3, 44100), '-c:a', 'pcm_s16le'),
   'audio-m4a': ff('m4a', ...sine(2), '-c:a', 'aac'),
@@ -203,18 +326,40 @@ const RECIPES = {
   'audio-mp3-cover': {
     ext: 'mp3',
     key: 'sine 2 + image-png cover',
-    make: async (out: string) => void (await ffmpeg([
-      ...sine(2, 44100), '-i', await fixture('image-png'), '-map', '0', '-map', '1',
-      '-c:a', 'libmp3lame', '-c:v', 'png', '-disposition:v', 'attached_pic', out,
-    ])),
+    make: async (out: string) =>
+      void (await ffmpeg([
+        ...sine(2, 44100),
+        '-i',
+        await fixture('image-png'),
+        '-map',
+        '0',
+        '-map',
+        '1',
+        '-c:a',
+        'libmp3lame',
+        '-c:v',
+        'png',
+        '-disposition:v',
+        'attached_pic',
+        out,
+      ])),
   },
   'image-png': {
     ext: 'png',
     key: `64x48 ${SOLID_PNG_COLOR}`,
-    make: async (out: string) => void (await sharp({ create: { width: 64, height: 48, channels: 3, background: SOLID_PNG_COLOR } }).png().toFile(out)),
+    make: async (out: string) =>
+      void (await sharp({ create: { width: 64, height: 48, channels: 3, background: SOLID_PNG_COLOR } })
+        .png()
+        .toFile(out)),
   },
   'image-jpeg': still('jpg', 640, 480, (s) => s.jpeg({ quality: 85 }), 'jpeg q85'),
-  'image-jpeg-exif-rotated': still('jpg', 640, 480, (s) => s.jpeg({ quality: 85 }).withMetadata({ orientation: 6 }), 'jpeg q85 orientation 6'),
+  'image-jpeg-exif-rotated': still(
+    'jpg',
+    640,
+    480,
+    (s) => s.jpeg({ quality: 85 }).withMetadata({ orientation: 6 }),
+    'jpeg q85 orientation 6',
+  ),
   'image-jpeg-4000x3000': still('jpg', 4000, 3000, (s) => s.jpeg({ quality: 85 }), 'jpeg q85'),
   'image-webp': still('webp', 200, 150, (s) => s.webp({ quality: 80 }), 'webp q80'),
   'image-avif': still('avif', 200, 150, (s) => s.avif({ quality: 50, effort: 0 }), 'avif q50 e0'),
@@ -293,7 +438,10 @@ async function cached(name: string, recipe: Recipe): Promise<string> {
       if (existing && existing.size > 0) return path;
       await mkdir(FIXTURE_DIR, { recursive: true });
       // Keep the extension last: ffmpeg picks the muxer from it.
-      const tmp = join(FIXTURE_DIR, `${name}-${hash}.tmp-${process.pid}-${randomBytes(4).toString('hex')}.${recipe.ext}`);
+      const tmp = join(
+        FIXTURE_DIR,
+        `${name}-${hash}.tmp-${process.pid}-${randomBytes(4).toString('hex')}.${recipe.ext}`,
+      );
       try {
         await recipe.make(tmp);
         await rename(tmp, path);

@@ -17,13 +17,98 @@ export function mixSeed(seed: number, n: number): number {
 }
 
 const STRINGS = [
-  '', ' ', 'a', 'hello', 'x'.repeat(300), 'x'.repeat(5000), '0', '-1', 'null', 'true', '[]', '{}', '..', '../../etc/passwd',
-  'a/b/c', '/leading', 'trailing/', 'sp ace', 'tab\there', 'new\nline', 'nul\u0000byte', '\u007f', 'é', 'café', '日本語',
-  '🎞️🎬', '\u202eevil', 'a\u0301', '\u200b', '\ufeffbom', '\ud800', '\udfff\ud800', '%', '%00', '%ZZ', '%2e%2e', '?a=b', '#frag',
-  "'; drop table files; --", '<script>', '${x}', '\\', '"', 'A'.repeat(64), 'valid-name.png', 'clip.mp4', 'Ωmega.JPG',
+  '',
+  ' ',
+  'a',
+  'hello',
+  'x'.repeat(300),
+  'x'.repeat(5000),
+  '0',
+  '-1',
+  'null',
+  'true',
+  '[]',
+  '{}',
+  '..',
+  '../../etc/passwd',
+  'a/b/c',
+  '/leading',
+  'trailing/',
+  'sp ace',
+  'tab\there',
+  'new\nline',
+  'nul\u0000byte',
+  '\u007f',
+  'é',
+  'café',
+  '日本語',
+  '🎞️🎬',
+  '\u202eevil',
+  'a\u0301',
+  '\u200b',
+  '\ufeffbom',
+  '\ud800',
+  '\udfff\ud800',
+  '%',
+  '%00',
+  '%ZZ',
+  '%2e%2e',
+  '?a=b',
+  '#frag',
+  "'; drop table files; --",
+  '<script>',
+  '${x}',
+  '\\',
+  '"',
+  'A'.repeat(64),
+  'valid-name.png',
+  'clip.mp4',
+  'Ωmega.JPG',
 ];
-const NUMBERS = [0, -0, 1, -1, 2, 10, 100, 101, 255, 256, 1.5, -1.5, 0.1, 1e-7, 2 ** 31 - 1, 2 ** 31, 2 ** 32, 2 ** 53 - 1, 2 ** 53 + 2, 1e20, 1e308, -1e308, Number.MAX_VALUE, Number.MIN_VALUE, 4096, 8192, 100000, 3600, 86400];
-const RAW_NUMBERS = ['1e999', '-1e999', '1E+400', '1e-400', '-0', '0.0', '1E2', '123456789012345678901234567890', `1${'0'.repeat(400)}`, '0.' + '0'.repeat(400) + '1', '9007199254740993'];
+const NUMBERS = [
+  0,
+  -0,
+  1,
+  -1,
+  2,
+  10,
+  100,
+  101,
+  255,
+  256,
+  1.5,
+  -1.5,
+  0.1,
+  1e-7,
+  2 ** 31 - 1,
+  2 ** 31,
+  2 ** 32,
+  2 ** 53 - 1,
+  2 ** 53 + 2,
+  1e20,
+  1e308,
+  -1e308,
+  Number.MAX_VALUE,
+  Number.MIN_VALUE,
+  4096,
+  8192,
+  100000,
+  3600,
+  86400,
+];
+const RAW_NUMBERS = [
+  '1e999',
+  '-1e999',
+  '1E+400',
+  '1e-400',
+  '-0',
+  '0.0',
+  '1E2',
+  '123456789012345678901234567890',
+  `1${'0'.repeat(400)}`,
+  '0.' + '0'.repeat(400) + '1',
+  '9007199254740993',
+];
 
 export interface Random {
   readonly seed: number;
@@ -48,7 +133,10 @@ export function makeRandom(seed: number): Random {
   let c = 0xb7e15162;
   let d = seed >>> 0;
   const next = () => {
-    a >>>= 0; b >>>= 0; c >>>= 0; d >>>= 0;
+    a >>>= 0;
+    b >>>= 0;
+    c >>>= 0;
+    d >>>= 0;
     const t = (a + b + d) | 0;
     d = (d + 1) | 0;
     a = b ^ (b >>> 9);
@@ -66,7 +154,16 @@ export function makeRandom(seed: number): Random {
     for (let i = 0; i < n; i++) {
       const r = next();
       // Mostly printable ASCII, some Latin-1, some of anything in the BMP and beyond.
-      const cp = r < 0.7 ? 0x20 + int(95) : r < 0.8 ? int(0x20) : r < 0.9 ? 0xa0 + int(0x160) : r < 0.97 ? int(0xd800) : 0x1f300 + int(0x300);
+      const cp =
+        r < 0.7
+          ? 0x20 + int(95)
+          : r < 0.8
+            ? int(0x20)
+            : r < 0.9
+              ? 0xa0 + int(0x160)
+              : r < 0.97
+                ? int(0xd800)
+                : 0x1f300 + int(0x300);
       s += String.fromCodePoint(cp);
     }
     return s;
@@ -98,7 +195,14 @@ export function makeRandom(seed: number): Random {
       const o: { [k: string]: FuzzJson } = Object.create(null);
       for (let i = 0; i < size; i++) {
         const r = next();
-        const k = r < 0.01 ? '__proto__' : r < 0.02 ? 'constructor' : r < 0.8 ? pick(['a', 'b', 'name', 'value', 'x-y', '', ' ', 'é', 'prototype']) : random.string();
+        const k =
+          r < 0.01
+            ? '__proto__'
+            : r < 0.02
+              ? 'constructor'
+              : r < 0.8
+                ? pick(['a', 'b', 'name', 'value', 'x-y', '', ' ', 'é', 'prototype'])
+                : random.string();
         o[k] = value();
       }
       return o;

@@ -53,13 +53,25 @@ export async function startFuzzEnv(): Promise<FuzzEnv> {
   const origin: Origin = await startOrigin();
   const receiver = await startReceiver();
   // Only these two loopback servers may be fetched; every other URL is refused before connecting.
-  const t = await startTestServer({ MEDIAD_SERVE_WORKERS: 'false', MEDIAD_ALLOWED_URL_HOSTS: `${origin.host},${receiver.host}` });
+  const t = await startTestServer({
+    MEDIAD_SERVE_WORKERS: 'false',
+    MEDIAD_ALLOWED_URL_HOSTS: `${origin.host},${receiver.host}`,
+  });
   await fixture('image-png');
   const { key, project_id: projectId } = await t.key('fuzz', 'main');
   const { key: otherKey } = await t.key('fuzz', 'other');
   const target: FuzzTarget = {
-    key, otherKey, projectId,
-    urls: [origin.url('/fixtures/image-png'), origin.url('/status/404'), origin.url('/bytes/64'), receiver.url('/hook'), 'http://127.0.0.1:1/closed', 'https://[::1]:1/x'],
+    key,
+    otherKey,
+    projectId,
+    urls: [
+      origin.url('/fixtures/image-png'),
+      origin.url('/status/404'),
+      origin.url('/bytes/64'),
+      receiver.url('/hook'),
+      'http://127.0.0.1:1/closed',
+      'https://[::1]:1/x',
+    ],
     pools: { file: [], media: [], task: [], automation: [], event: [], webhook: [], delivery: [], path: [] },
   };
   const post = async (path: string, body: unknown) => {
@@ -72,14 +84,20 @@ export async function startFuzzEnv(): Promise<FuzzEnv> {
   for (const name of ['a.png', 'b.png']) await post('/files', { url: target.urls[0], folder: 'fz', filename: name });
   const file = (await t.call('GET', '/files', { key })).json.data[0];
   await post('/tasks', { kind: 'image', file_id: file.id, width: 16 });
-  await post('/automations', { trigger: { kind: 'event', event: 'file.created' }, workflow: [{ kind: 'image', width: 8 }], status: 'paused' });
+  await post('/automations', {
+    trigger: { kind: 'event', event: 'file.created' },
+    workflow: [{ kind: 'image', width: 8 }],
+    status: 'paused',
+  });
   // Events reach the webhook as deliveries within a few dispatcher rounds.
   for (let waited = 0; waited < 5_000 && target.pools.delivery.length === 0; waited += 100) {
     await new Promise((r) => setTimeout(r, 100));
     await refreshPools(t, target);
   }
   return {
-    t, target, ca: await fs.readFile(t.server.caCertPath!, 'utf8'),
+    t,
+    target,
+    ca: await fs.readFile(t.server.caCertPath!, 'utf8'),
     async close() {
       await t.stop();
       await origin.close();
@@ -89,36 +107,68 @@ export async function startFuzzEnv(): Promise<FuzzEnv> {
 }
 
 async function refreshPools(t: TestServer, target: FuzzTarget): Promise<void> {
-  const list = async (path: string) => ((await t.call('GET', `${path}?limit=100`, { key: target.key })).json?.data ?? []) as { id: string; folder?: string; filename?: string }[];
-  for (const [pool, path] of [['file', '/files'], ['media', '/media'], ['task', '/tasks'], ['automation', '/automations'], ['event', '/events'], ['webhook', '/webhooks']] as const) {
+  const list = async (path: string) =>
+    ((await t.call('GET', `${path}?limit=100`, { key: target.key })).json?.data ?? []) as {
+      id: string;
+      folder?: string;
+      filename?: string;
+    }[];
+  for (const [pool, path] of [
+    ['file', '/files'],
+    ['media', '/media'],
+    ['task', '/tasks'],
+    ['automation', '/automations'],
+    ['event', '/events'],
+    ['webhook', '/webhooks'],
+  ] as const) {
     for (const item of await list(path)) {
       remember(target.pools[pool], item.id);
-      if (item.folder !== undefined && item.filename !== undefined) remember(target.pools.path, `${item.folder}/${item.filename}`);
+      if (item.folder !== undefined && item.filename !== undefined)
+        remember(target.pools.path, `${item.folder}/${item.filename}`);
     }
   }
-  for (const webhook of target.pools.webhook) for (const d of await list(`/webhooks/${webhook}/deliveries`)) remember(target.pools.delivery, d.id);
+  for (const webhook of target.pools.webhook)
+    for (const d of await list(`/webhooks/${webhook}/deliveries`)) remember(target.pools.delivery, d.id);
 }
 
 /** Why an answer is wrong, or null. */
-export function checkAnswer(method: string, path: string, status: number, headers: Record<string, string>, body: Buffer): string | null {
+export function checkAnswer(
+  method: string,
+  path: string,
+  status: number,
+  headers: Record<string, string>,
+  body: Buffer,
+): string | null {
   if (status >= 500) return `status ${status}`;
   const isFileBytes = path.startsWith('/d/') && method !== 'PUT' && [200, 206, 302, 304].includes(status);
   const isMetrics = path.startsWith('/metrics') && status === 200;
   if (method === 'HEAD' || isFileBytes || isMetrics || (status >= 100 && status < 200)) return null;
-  if (!/^application\/json/.test(headers['content-type'] ?? '')) return `content-type ${headers['content-type'] ?? '(none)'} is not JSON`;
+  if (!/^application\/json/.test(headers['content-type'] ?? ''))
+    return `content-type ${headers['content-type'] ?? '(none)'} is not JSON`;
   let json: any;
   try {
     json = JSON.parse(body.toString('utf8'));
   } catch {
     return 'body is not JSON';
   }
-  if (!json || typeof json !== 'object' || !json.meta || typeof json.meta.request_id !== 'string' || !('data' in json) || !json.links) return 'not the envelope';
+  if (
+    !json ||
+    typeof json !== 'object' ||
+    !json.meta ||
+    typeof json.meta.request_id !== 'string' ||
+    !('data' in json) ||
+    !json.links
+  )
+    return 'not the envelope';
   if (status >= 400) {
     const e = json.error;
-    if (!e || typeof e.code !== 'string' || typeof e.message !== 'string' || !e.message) return 'error answer without error.code and message';
+    if (!e || typeof e.code !== 'string' || typeof e.message !== 'string' || !e.message)
+      return 'error answer without error.code and message';
     if (!(e.code in ERROR_CATALOGUE)) return `error code ${e.code} is not in the catalogue`;
-    if (ERROR_CATALOGUE[e.code as keyof typeof ERROR_CATALOGUE] !== status || e.status !== status) return `code ${e.code} answered with status ${status} (error.status ${e.status})`;
-    if (json.data !== null || json.meta.type !== 'error') return 'error answer with data or a meta.type other than error';
+    if (ERROR_CATALOGUE[e.code as keyof typeof ERROR_CATALOGUE] !== status || e.status !== status)
+      return `code ${e.code} answered with status ${status} (error.status ${e.status})`;
+    if (json.data !== null || json.meta.type !== 'error')
+      return 'error answer with data or a meta.type other than error';
     if (/\n\s+at |node_modules|\.ts:\d+/.test(e.message)) return 'error message carries a stack trace or source path';
     if (status === 405 && !headers.allow) return '405 without Allow';
     if (status === 401 && !headers['www-authenticate']) return '401 without WWW-Authenticate';
@@ -126,11 +176,18 @@ export function checkAnswer(method: string, path: string, status: number, header
   return null;
 }
 
-const preview = (b: Buffer | undefined, n = 400) => (b === undefined ? '' : JSON.stringify(b.subarray(0, n).toString('utf8')) + (b.length > n ? `…(${b.length} bytes)` : ''));
+const preview = (b: Buffer | undefined, n = 400) =>
+  b === undefined
+    ? ''
+    : JSON.stringify(b.subarray(0, n).toString('utf8')) + (b.length > n ? `…(${b.length} bytes)` : '');
 
 function describeRequest(req: FuzzRequest, target: FuzzTarget): string {
-  const headers = Object.entries(req.headers).map(([k, v]) => `${k}: ${v.replaceAll(target.key, '<key>').replaceAll(target.otherKey, '<other key>').slice(0, 200)}`);
-  return [`${req.method} ${req.path.slice(0, 500)}`, ...headers, req.body ? `body ${preview(req.body)}` : ''].filter(Boolean).join('\n  ');
+  const headers = Object.entries(req.headers).map(
+    ([k, v]) => `${k}: ${v.replaceAll(target.key, '<key>').replaceAll(target.otherKey, '<other key>').slice(0, 200)}`,
+  );
+  return [`${req.method} ${req.path.slice(0, 500)}`, ...headers, req.body ? `body ${preview(req.body)}` : '']
+    .filter(Boolean)
+    .join('\n  ');
 }
 
 export interface FuzzOptions {
@@ -154,9 +211,17 @@ export async function runFuzz(env: FuzzEnv, opts: FuzzOptions): Promise<FuzzResu
     const headers: Record<string, string> = {};
     let body: Buffer;
     try {
-      const res = await request(`${t.base}${req.path}`, { method: req.method as 'GET', headers: req.headers, body: req.body, dispatcher: t.agent, headersTimeout: 30_000, bodyTimeout: 30_000 });
+      const res = await request(`${t.base}${req.path}`, {
+        method: req.method as 'GET',
+        headers: req.headers,
+        body: req.body,
+        dispatcher: t.agent,
+        headersTimeout: 30_000,
+        bodyTimeout: 30_000,
+      });
       status = res.statusCode;
-      for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+      for (const [k, v] of Object.entries(res.headers))
+        if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
       body = Buffer.from(await res.body.arrayBuffer());
     } catch (err) {
       const code = (err as { code?: string }).code ?? '';
@@ -165,14 +230,27 @@ export async function runFuzz(env: FuzzEnv, opts: FuzzOptions): Promise<FuzzResu
         result.skipped++;
         continue;
       }
-      fail({ phase: 'api', index: i, reason: `no answer: ${code} ${(err as Error).message}`, request: describeRequest(req, target), answer: '' });
+      fail({
+        phase: 'api',
+        index: i,
+        reason: `no answer: ${code} ${(err as Error).message}`,
+        request: describeRequest(req, target),
+        answer: '',
+      });
       continue;
     }
     result.requests++;
     const bucket = `${Math.floor(status / 100)}xx`;
     result.statuses[bucket] = (result.statuses[bucket] ?? 0) + 1;
     const reason = checkAnswer(req.method, req.path, status, headers, body);
-    if (reason) fail({ phase: 'api', index: i, reason, request: describeRequest(req, target), answer: `${status} ${preview(body)}` });
+    if (reason)
+      fail({
+        phase: 'api',
+        index: i,
+        reason,
+        request: describeRequest(req, target),
+        answer: `${status} ${preview(body)}`,
+      });
     if (status === 201) learn(target, body);
     if ((i + 1) % 500 === 0) opts.log?.(`${i + 1} requests, ${result.failures.length} failures`);
   }
@@ -180,12 +258,29 @@ export async function runFuzz(env: FuzzEnv, opts: FuzzOptions): Promise<FuzzResu
     const r = makeRandom(mixSeed(opts.seed ^ 0x5bd1e995, i));
     const c = makeRawCase(r, target.key);
     const secure = i % 2 === 0;
-    const ex = await rawExchange({ port: Number(new URL(t.base).port), tls: secure ? { ca: env.ca } : null, data: c.data, halfClose: c.silentOk ? 'now' : 'when-answered', timeoutMs: 5_000, headAnswers: c.headAnswers });
+    const ex = await rawExchange({
+      port: Number(new URL(t.base).port),
+      tls: secure ? { ca: env.ca } : null,
+      data: c.data,
+      halfClose: c.silentOk ? 'now' : 'when-answered',
+      timeoutMs: 5_000,
+      headAnswers: c.headAnswers,
+    });
     result.rawCases++;
     const what = `${secure ? 'TLS' : 'TCP'} ${c.name}\n  ${JSON.stringify(c.data.subarray(0, 200).toString('latin1'))}${c.data.length > 200 ? `…(${c.data.length} bytes)` : ''}`;
-    const answer = ex.responses.map((x: RawResponse) => `${x.status} ${JSON.stringify(x.raw.slice(0, 300))}`).join(' | ') + (ex.rest.length ? ` + ${JSON.stringify(ex.rest.subarray(0, 200).toString('latin1'))}` : '');
-    if (ex.responses.length === 0 && ex.rest.length === 0 && !c.silentOk) fail({ phase: 'raw', index: i, reason: `closed without an answer (${ex.closed ? 'closed' : 'timed out'}${ex.error ? `, ${ex.error}` : ''})`, request: what, answer });
-    if (ex.rest.length > 0) fail({ phase: 'raw', index: i, reason: 'bytes that are not an HTTP/1.1 answer', request: what, answer });
+    const answer =
+      ex.responses.map((x: RawResponse) => `${x.status} ${JSON.stringify(x.raw.slice(0, 300))}`).join(' | ') +
+      (ex.rest.length ? ` + ${JSON.stringify(ex.rest.subarray(0, 200).toString('latin1'))}` : '');
+    if (ex.responses.length === 0 && ex.rest.length === 0 && !c.silentOk)
+      fail({
+        phase: 'raw',
+        index: i,
+        reason: `closed without an answer (${ex.closed ? 'closed' : 'timed out'}${ex.error ? `, ${ex.error}` : ''})`,
+        request: what,
+        answer,
+      });
+    if (ex.rest.length > 0)
+      fail({ phase: 'raw', index: i, reason: 'bytes that are not an HTTP/1.1 answer', request: what, answer });
     ex.responses.forEach((x, n) => {
       const reason = checkAnswer(c.headAnswers[n] ? 'HEAD' : 'GET', '/', x.status, x.headers, x.body);
       if (reason) fail({ phase: 'raw', index: i, reason: `answer ${n + 1}: ${reason}`, request: what, answer });
@@ -206,5 +301,6 @@ function learn(target: FuzzTarget, body: Buffer): void {
   const id = data.id;
   const pool = (Object.keys(ID_PREFIX) as Exclude<Pool, 'path'>[]).find((p) => id.startsWith(ID_PREFIX[p]));
   if (pool) remember(target.pools[pool], id);
-  if (typeof data.folder === 'string' && typeof data.filename === 'string') remember(target.pools.path, `${data.folder}/${data.filename}`);
+  if (typeof data.folder === 'string' && typeof data.filename === 'string')
+    remember(target.pools.path, `${data.folder}/${data.filename}`);
 }

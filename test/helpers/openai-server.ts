@@ -55,12 +55,22 @@ export async function startOpenAiServer(): Promise<OpenAiServer> {
     const type = req.headers['content-type'] ?? '';
     if (type.startsWith('application/json')) rec.json = JSON.parse(raw.toString('utf8'));
     if (type.startsWith('multipart/form-data')) {
-      const form = await new Request('http://x/', { method: 'POST', headers: { 'content-type': type }, body: raw }).formData();
+      const form = await new Request('http://x/', {
+        method: 'POST',
+        headers: { 'content-type': type },
+        body: raw,
+      }).formData();
       rec.fields = {};
       rec.files = [];
       for (const [field, value] of form.entries()) {
         if (typeof value === 'string') (rec.fields[field] ??= []).push(value);
-        else rec.files.push({ field, filename: value.name, type: value.type, bytes: Buffer.from(await value.arrayBuffer()) });
+        else
+          rec.files.push({
+            field,
+            filename: value.name,
+            type: value.type,
+            bytes: Buffer.from(await value.arrayBuffer()),
+          });
       }
     }
     state.requests.push(rec);
@@ -75,13 +85,31 @@ export async function startOpenAiServer(): Promise<OpenAiServer> {
       return;
     }
     if (path === '/v1/models' && req.method === 'GET') {
-      send(200, { object: 'list', data: [{ id: 'whisper-1', object: 'model' }, { id: 'vision-mini', object: 'model' }] });
+      send(200, {
+        object: 'list',
+        data: [
+          { id: 'whisper-1', object: 'model' },
+          { id: 'vision-mini', object: 'model' },
+        ],
+      });
     } else if (path === '/v1/chat/completions' && req.method === 'POST') {
       const json = rec.json;
-      const model = typeof json === 'object' && json !== null && 'model' in json && typeof json.model === 'string' ? json.model : 'unknown';
+      const model =
+        typeof json === 'object' && json !== null && 'model' in json && typeof json.model === 'string'
+          ? json.model
+          : 'unknown';
       send(200, {
-        id: 'chatcmpl-1', object: 'chat.completion', created: 1, model,
-        choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: state.chatContent, refusal: null } }],
+        id: 'chatcmpl-1',
+        object: 'chat.completion',
+        created: 1,
+        model,
+        choices: [
+          {
+            index: 0,
+            finish_reason: 'stop',
+            message: { role: 'assistant', content: state.chatContent, refusal: null },
+          },
+        ],
         usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
       });
     } else if (path === '/v1/audio/transcriptions' && req.method === 'POST') {
@@ -96,10 +124,11 @@ export async function startOpenAiServer(): Promise<OpenAiServer> {
   const result: OpenAiServer = Object.assign(state, {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     host: `127.0.0.1:${port}`,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   });
   return result;
 }

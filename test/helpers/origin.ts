@@ -58,6 +58,10 @@ export async function startOrigin(): Promise<Origin> {
     host: `127.0.0.1:${port}`,
     hits,
     url: (p) => `${base}${p}`,
-    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -8,7 +8,9 @@ export interface Received {
 }
 
 /** A loopback webhook receiver; `answer` decides each response's status (and headers). */
-export async function startReceiver(answer: (n: number, r: Received) => { status: number; headers?: Record<string, string> } = () => ({ status: 200 })) {
+export async function startReceiver(
+  answer: (n: number, r: Received) => { status: number; headers?: Record<string, string> } = () => ({ status: 200 }),
+) {
   const received: Received[] = [];
   const server = http.createServer(async (req, res) => {
     let body = '';
@@ -32,6 +34,10 @@ export async function startReceiver(answer: (n: number, r: Received) => { status
       }
       return received;
     },
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

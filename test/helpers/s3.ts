@@ -15,10 +15,15 @@ const SERVER_SCRIPT = fileURLToPath(new URL('./s3rver-child.cjs', import.meta.ur
 
 async function spawnS3rver(directory: string, bucket: string): Promise<{ child: ChildProcess; port: number }> {
   const env = { ...process.env, S3RVER_DIR: directory, S3RVER_BUCKET: bucket };
-  const child = spawn(process.execPath, ['--openssl-legacy-provider', SERVER_SCRIPT], { env, stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--openssl-legacy-provider', SERVER_SCRIPT], {
+    env,
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   const [line] = (await Promise.race([
     once(createInterface({ input: child.stdout! }), 'line'),
-    once(child, 'exit').then(([code]) => Promise.reject(new Error(`s3rver exited with ${String(code)} before listening`))),
+    once(child, 'exit').then(([code]) =>
+      Promise.reject(new Error(`s3rver exited with ${String(code)} before listening`)),
+    ),
   ])) as [string];
   return { child, port: (JSON.parse(line) as { port: number }).port };
 }
@@ -62,14 +67,21 @@ export async function startS3(bucket = 'mediad-test'): Promise<LocalS3> {
       const keys: string[] = [];
       let ContinuationToken: string | undefined;
       do {
-        const page = await client.send(new ListObjectsV2Command({ Bucket: inBucket, Prefix: prefix, ContinuationToken }));
+        const page = await client.send(
+          new ListObjectsV2Command({ Bucket: inBucket, Prefix: prefix, ContinuationToken }),
+        );
         for (const obj of page.Contents ?? []) if (obj.Key) keys.push(obj.Key);
         ContinuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
       } while (ContinuationToken);
       return keys.sort();
     },
     env(prefix, extra = {}) {
-      return { MEDIAD_STORAGE_URL: `s3://${bucket}/${prefix}`, MEDIAD_S3_ENDPOINT: endpoint, MEDIAD_S3_FORCE_PATH_STYLE: 'true', ...extra };
+      return {
+        MEDIAD_STORAGE_URL: `s3://${bucket}/${prefix}`,
+        MEDIAD_S3_ENDPOINT: endpoint,
+        MEDIAD_S3_FORCE_PATH_STYLE: 'true',
+        ...extra,
+      };
     },
     async close() {
       client.destroy();

@@ -28,13 +28,17 @@ FilesystemStore.prototype.putObject = async function putObject(object) {
   const md5 = createHash('md5');
   let size = 0;
   const body = Buffer.isBuffer(object.content) ? [object.content] : object.content;
-  await pipeline(body, async function* count(chunks) {
-    for await (const chunk of chunks) {
-      md5.update(chunk);
-      size += chunk.length;
-      yield chunk;
-    }
-  }, file);
+  await pipeline(
+    body,
+    async function* count(chunks) {
+      for await (const chunk of chunks) {
+        md5.update(chunk);
+        size += chunk.length;
+        yield chunk;
+      }
+    },
+    file,
+  );
   const digest = md5.digest('hex');
   await this.putMetadata(object.bucket, object.key, object.metadata, digest);
   return { size, md5: digest };
@@ -51,7 +55,10 @@ FilesystemStore.prototype.deleteObject = async function (bucket, key) {
 };
 
 const server = new S3rver({
-  address: '127.0.0.1', port: 0, silent: true, directory: process.env.S3RVER_DIR,
+  address: '127.0.0.1',
+  port: 0,
+  silent: true,
+  directory: process.env.S3RVER_DIR,
   configureBuckets: [{ name: process.env.S3RVER_BUCKET }],
 });
 server.run().then((address) => process.stdout.write(JSON.stringify({ port: address.port }) + '\n'));

@@ -32,14 +32,19 @@ export async function spawnServe(dataDir: string, env: Record<string, string> = 
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
-  const exited = new Promise<NodeJS.Signals | number | null>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));
+  const exited = new Promise<NodeJS.Signals | number | null>((resolve) =>
+    child.once('exit', (code, signal) => resolve(signal ?? code)),
+  );
   const base = `https://localhost:${port}`;
   let agent: Agent | null = null;
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`mediad serve exited before answering (${child.signalCode ?? child.exitCode})`);
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`mediad serve exited before answering (${child.signalCode ?? child.exitCode})`);
     try {
-      agent ??= new Agent({ connect: { ca: await fs.readFile(path.join(dataDir, 'tls', 'ca.crt'), 'utf8'), servername: 'localhost' } });
+      agent ??= new Agent({
+        connect: { ca: await fs.readFile(path.join(dataDir, 'tls', 'ca.crt'), 'utf8'), servername: 'localhost' },
+      });
       const res = await request(`${base}/health`, { dispatcher: agent });
       await res.body.dump();
       if (res.statusCode === 200) break;
@@ -53,11 +58,20 @@ export async function spawnServe(dataDir: string, env: Record<string, string> = 
     await new Promise((r) => setTimeout(r, 100));
   }
   const dispatcher = agent!;
-  const call = async <T>(method: string, urlPath: string, opts: { key?: string; body?: unknown } = {}): Promise<ApiResponse<T>> => {
+  const call = async <T>(
+    method: string,
+    urlPath: string,
+    opts: { key?: string; body?: unknown } = {},
+  ): Promise<ApiResponse<T>> => {
     const headers: Record<string, string> = {};
     if (opts.key) headers.authorization = `Bearer ${opts.key}`;
     if (opts.body !== undefined) headers['content-type'] = 'application/json';
-    const res = await request(`${base}${urlPath}`, { method: method as 'GET', headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body), dispatcher });
+    const res = await request(`${base}${urlPath}`, {
+      method: method as 'GET',
+      headers,
+      body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+      dispatcher,
+    });
     const text = await res.body.text();
     let json: any;
     try {

@@ -107,7 +107,8 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
       json = undefined;
     }
     const flat: Record<string, string> = {};
-    for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) flat[k] = Array.isArray(v) ? v.join(', ') : v;
+    for (const [k, v] of Object.entries(res.headers))
+      if (v !== undefined) flat[k] = Array.isArray(v) ? v.join(', ') : v;
     return { status: res.statusCode, headers: flat, json, text };
   };
 

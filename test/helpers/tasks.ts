@@ -3,7 +3,13 @@ import type { TestServer } from './server.js';
 const FINAL = new Set(['completed', 'failed', 'cancelled']);
 
 /** Polls GET /tasks/{id} until the task reaches one of `statuses` (default: any final status). */
-export async function waitForTask(t: TestServer, key: string, id: string, statuses: string[] = [...FINAL], timeoutMs = 60_000): Promise<any> {
+export async function waitForTask(
+  t: TestServer,
+  key: string,
+  id: string,
+  statuses: string[] = [...FINAL],
+  timeoutMs = 60_000,
+): Promise<any> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const res = await t.call('GET', `/tasks/${id}`, { key });

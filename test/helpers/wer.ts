@@ -2,7 +2,11 @@
 // by word-level Levenshtein distance after lowercasing and dropping punctuation.
 
 export function normalizeWords(text: string): string[] {
-  return text.toLowerCase().replace(/[^\p{L}\p{N}' ]+/gu, ' ').split(/\s+/).filter(Boolean);
+  return text
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}' ]+/gu, ' ')
+    .split(/\s+/)
+    .filter(Boolean);
 }
 
 export function wordErrorRate(reference: string, hypothesis: string): number {

@@ -22,7 +22,8 @@ export function spawnWorker(t: TestServer, env: Record<string, string> = {}): Ch
     stdio: ['ignore', process.env.MEDIAD_TEST_WORKER_LOG ? 'pipe' : 'ignore', 'inherit'],
   });
   // MEDIAD_TEST_WORKER_LOG=<file> keeps the workers' logs for debugging.
-  if (process.env.MEDIAD_TEST_WORKER_LOG) child.stdout?.pipe(fs.createWriteStream(process.env.MEDIAD_TEST_WORKER_LOG, { flags: 'a' }));
+  if (process.env.MEDIAD_TEST_WORKER_LOG)
+    child.stdout?.pipe(fs.createWriteStream(process.env.MEDIAD_TEST_WORKER_LOG, { flags: 'a' }));
   return child;
 }
 

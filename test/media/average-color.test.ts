@@ -20,7 +20,10 @@ function assertClose(actual: string | null, expected: string, tolerance: number)
   assert.ok(actual !== null, 'expected a colour');
   const a = rgb(actual);
   const e = rgb(expected);
-  assert.ok(a.every((v, i) => Math.abs(v - e[i]!) <= tolerance), `${actual} is not within ${tolerance} of ${expected}`);
+  assert.ok(
+    a.every((v, i) => Math.abs(v - e[i]!) <= tolerance),
+    `${actual} is not within ${tolerance} of ${expected}`,
+  );
 }
 
 async function colorOf(name: FixtureName): Promise<string | null> {
@@ -38,7 +41,14 @@ describe('averageColor', () => {
   });
 
   it('gives lowercase #rrggbb for every image format', async () => {
-    for (const name of ['image-jpeg', 'image-jpeg-exif-rotated', 'image-webp', 'image-avif', 'image-tiff', 'image-gif-animated'] as const) {
+    for (const name of [
+      'image-jpeg',
+      'image-jpeg-exif-rotated',
+      'image-webp',
+      'image-avif',
+      'image-tiff',
+      'image-gif-animated',
+    ] as const) {
       assert.match((await colorOf(name)) ?? '', HEX, name);
     }
   });
@@ -46,8 +56,12 @@ describe('averageColor', () => {
   it('flattens transparency onto white', async () => {
     const clear = join(dir, 'clear.png');
     const halfRed = join(dir, 'half-red.png');
-    await sharp({ create: { width: 32, height: 32, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } }).png().toFile(clear);
-    await sharp({ create: { width: 32, height: 32, channels: 4, background: { r: 255, g: 0, b: 0, alpha: 0.5 } } }).png().toFile(halfRed);
+    await sharp({ create: { width: 32, height: 32, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } })
+      .png()
+      .toFile(clear);
+    await sharp({ create: { width: 32, height: 32, channels: 4, background: { r: 255, g: 0, b: 0, alpha: 0.5 } } })
+      .png()
+      .toFile(halfRed);
     const probe = await probeFile(clear, LIMITS);
     assert.equal(await averageColor(clear, probe), '#ffffff');
     assertClose(await averageColor(halfRed, probe), '#ff8080', 2);
@@ -56,7 +70,8 @@ describe('averageColor', () => {
   it('reads the colour of a video frame', async () => {
     // H.264 4:2:0 in limited range shifts a solid colour by a few levels.
     assertClose(await colorOf('video-solid-mp4'), SOLID_PNG_COLOR, 4);
-    for (const name of ['video-mp4', 'video-webm', 'video-mov'] as const) assert.match((await colorOf(name)) ?? '', HEX, name);
+    for (const name of ['video-mp4', 'video-webm', 'video-mov'] as const)
+      assert.match((await colorOf(name)) ?? '', HEX, name);
   });
 
   it('falls back to the first frame when the header duration is longer than the video', async () => {
@@ -72,7 +87,16 @@ describe('averageColor', () => {
 
   it('respects the pixel limit for images (sharp refuses from the header)', async () => {
     const path = await fixture('image-huge-header-truncated');
-    const probe: ProbeResult = { kind: 'image', format: 'png', extension: 'png', mime: 'image/png', width: 30_000, height: 30_000, hasVideo: false, hasAudio: false };
+    const probe: ProbeResult = {
+      kind: 'image',
+      format: 'png',
+      extension: 'png',
+      mime: 'image/png',
+      width: 30_000,
+      height: 30_000,
+      hasVideo: false,
+      hasAudio: false,
+    };
     const err = await averageColor(path, probe, { maxPixels: 100_000_000 }).catch((e: unknown) => e);
     assert.ok(isAppError(err) && err.code === 'media_limit_exceeded', String(err));
   });
@@ -87,7 +111,14 @@ describe('averageColor', () => {
 
   it('refuses an image whose pixel data cannot be decoded', async () => {
     const path = await fixture('image-huge-header-truncated');
-    const probe: ProbeResult = { kind: 'image', format: 'png', extension: 'png', mime: 'image/png', hasVideo: false, hasAudio: false };
+    const probe: ProbeResult = {
+      kind: 'image',
+      format: 'png',
+      extension: 'png',
+      mime: 'image/png',
+      hasVideo: false,
+      hasAudio: false,
+    };
     const err = await averageColor(path, probe, { maxPixels: 1e9 }).catch((e: unknown) => e);
     assert.ok(isAppError(err) && err.code === 'media_unsupported', String(err));
   });

@@ -8,17 +8,37 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { isAppError } from '../../src/errors.js';
 import {
-  buildAudioArgs, buildStoryboard, buildVideoArgs, cappedLengthArgs, checkOutputCap, grabVideoFrame, outputCap, probeFile, runFfmpeg,
-  storyboardArgs, planStoryboard, type ProbeResult, type TrimOptions, type VideoOptions,
+  buildAudioArgs,
+  buildStoryboard,
+  buildVideoArgs,
+  cappedLengthArgs,
+  checkOutputCap,
+  grabVideoFrame,
+  outputCap,
+  probeFile,
+  runFfmpeg,
+  storyboardArgs,
+  planStoryboard,
+  type ProbeResult,
+  type TrimOptions,
+  type VideoOptions,
 } from '../../src/media/index.js';
 import { fixture } from '../helpers/fixtures.js';
 
 const LIMIT = { maxDurationSeconds: 60 };
 const NO_LIMITS = { maxPixels: Number.MAX_SAFE_INTEGER, maxDurationSeconds: Number.MAX_SAFE_INTEGER };
-const VIDEO: VideoOptions = { format: 'mp4', codec: 'h264', fit: 'contain', position: 'center', background: '#000000', quality: 60 };
+const VIDEO: VideoOptions = {
+  format: 'mp4',
+  codec: 'h264',
+  fit: 'contain',
+  position: 'center',
+  background: '#000000',
+  quality: 60,
+};
 const SRC: Pick<ProbeResult, 'kind' | 'duration'> = { kind: 'video', duration: 10 };
 
-const isLimit = (re?: RegExp) => (e: unknown) => isAppError(e) && e.code === 'media_limit_exceeded' && (!re || re.test(e.message));
+const isLimit = (re?: RegExp) => (e: unknown) =>
+  isAppError(e) && e.code === 'media_limit_exceeded' && (!re || re.test(e.message));
 const check = (out: number, opts: TrimOptions = {}, source = SRC) => checkOutputCap(out, opts, source, LIMIT);
 
 describe('duration cap arguments', () => {
@@ -32,17 +52,38 @@ describe('duration cap arguments', () => {
   });
 
   it('puts the cap into the video and audio argv as output -t', () => {
-    const source: ProbeResult = { ...SRC, format: 'mkv', extension: 'mkv', mime: 'video/x-matroska', width: 32, height: 32, hasVideo: true, hasAudio: true };
+    const source: ProbeResult = {
+      ...SRC,
+      format: 'mkv',
+      extension: 'mkv',
+      mime: 'video/x-matroska',
+      width: 32,
+      height: 32,
+      hasVideo: true,
+      hasAudio: true,
+    };
     const v = buildVideoArgs('/in/a.mkv', '/out/b.mp4', VIDEO, source, LIMIT);
     assert.ok(v.indexOf('-t') > v.indexOf('-i'), 'an output option');
     assert.equal(v[v.indexOf('-t') + 1], '60.000');
-    const a = buildAudioArgs('/in/a.mkv', '/out/b.mp3', { format: 'mp3', start: 20 }, { ...source, duration: 30 }, LIMIT);
+    const a = buildAudioArgs(
+      '/in/a.mkv',
+      '/out/b.mp3',
+      { format: 'mp3', start: 20 },
+      { ...source, duration: 30 },
+      LIMIT,
+    );
     assert.equal(a[a.indexOf('-t') + 1], '40.000');
   });
 
   it('refuses before decoding: a stored duration over the limit, a start past it', () => {
-    assert.throws(() => outputCap({ start: 0 }, { kind: 'video', duration: 300 }, LIMIT), isLimit(/is 5 min long; the limit is 1 min \(MEDIAD_MAX_DURATION_SECONDS\)/));
-    assert.throws(() => outputCap({ start: 60 }, { kind: 'audio', duration: undefined }, LIMIT), isLimit(/start \(60\.000 s\) is past/));
+    assert.throws(
+      () => outputCap({ start: 0 }, { kind: 'video', duration: 300 }, LIMIT),
+      isLimit(/is 5 min long; the limit is 1 min \(MEDIAD_MAX_DURATION_SECONDS\)/),
+    );
+    assert.throws(
+      () => outputCap({ start: 60 }, { kind: 'audio', duration: undefined }, LIMIT),
+      isLimit(/start \(60\.000 s\) is past/),
+    );
   });
 
   it('stops reading the input at the limit for storyboards (input -t)', () => {
@@ -52,7 +93,10 @@ describe('duration cap arguments', () => {
   });
 
   it('fails an output that ran into the cap only when the source should have ended before it', () => {
-    assert.throws(() => check(60), isLimit(/^the video goes on past 1 min \(its header says 10 s\); the limit is 1 min/));
+    assert.throws(
+      () => check(60),
+      isLimit(/^the video goes on past 1 min \(its header says 10 s\); the limit is 1 min/),
+    );
     assert.throws(() => check(55, { start: 5 }), isLimit());
     assert.throws(() => check(60, {}, { kind: 'video', duration: undefined }), isLimit(/header gives no length/));
     check(10); // ended where the probe said
@@ -105,7 +149,10 @@ describe('decoding the lying file with a header-trusting probe (ffmpeg)', () => 
 
   it('image: a frame past the limit is refused; one within it is taken (it exists past the header’s 10 s)', async () => {
     const png = join(dir, 'f.png');
-    await assert.rejects(grabVideoFrame(liar, 100, png, { timeoutMs: 20_000 }, LIMIT), isLimit(/the frame at 100\.000 s is past the duration limit of 1 min \(MEDIAD_MAX_DURATION_SECONDS\)/));
+    await assert.rejects(
+      grabVideoFrame(liar, 100, png, { timeoutMs: 20_000 }, LIMIT),
+      isLimit(/the frame at 100\.000 s is past the duration limit of 1 min \(MEDIAD_MAX_DURATION_SECONDS\)/),
+    );
     await grabVideoFrame(liar, 30, png, { timeoutMs: 20_000 }, LIMIT);
   });
 
@@ -114,6 +161,9 @@ describe('decoding the lying file with a header-trusting probe (ffmpeg)', () => 
     assert.equal(sb.tiles.length, 5);
     assert.equal(sb.tiles.at(-1)!.end, 10);
     // A stored probe over the limit is refused before anything runs.
-    await assert.rejects(buildStoryboard(liar, dir, { format: 'jpeg' }, { ...fooled, duration: 300 }, { timeoutMs: 30_000 }, LIMIT), isLimit());
+    await assert.rejects(
+      buildStoryboard(liar, dir, { format: 'jpeg' }, { ...fooled, duration: 300 }, { timeoutMs: 30_000 }, LIMIT),
+      isLimit(),
+    );
   });
 });

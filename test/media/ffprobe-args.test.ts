@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
-  ANALYZE_DURATION_US, DEMUXER_WHITELIST, ffprobeArgs, fileUrl, formatSeconds, frameGrabArgs, PROBE_SIZE_BYTES,
+  ANALYZE_DURATION_US,
+  DEMUXER_WHITELIST,
+  ffprobeArgs,
+  fileUrl,
+  formatSeconds,
+  frameGrabArgs,
+  PROBE_SIZE_BYTES,
 } from '../../src/media/ffprobe-args.js';
 
 /** Value following `flag`, asserting the flag is present. */

@@ -2,7 +2,12 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isAppError } from '../../src/errors.js';
 import {
-  containerFormat, formatDuration, formatMegapixels, imageFormat, pixelLimitError, type ContainerFacts,
+  containerFormat,
+  formatDuration,
+  formatMegapixels,
+  imageFormat,
+  pixelLimitError,
+  type ContainerFacts,
 } from '../../src/media/formats.js';
 
 const MOV = 'mov,mp4,m4a,3gp,3g2,mj2';
@@ -14,9 +19,17 @@ function facts(over: Partial<ContainerFacts>): ContainerFacts {
 
 describe('containerFormat', () => {
   it('tells MP4, MOV, M4A and 3GP apart by major brand', () => {
-    assert.deepEqual(containerFormat(facts({ majorBrand: 'isom' })), { format: 'mp4', extension: 'mp4', mime: 'video/mp4' });
+    assert.deepEqual(containerFormat(facts({ majorBrand: 'isom' })), {
+      format: 'mp4',
+      extension: 'mp4',
+      mime: 'video/mp4',
+    });
     assert.equal(containerFormat(facts({ majorBrand: 'mp42' }))?.format, 'mp4');
-    assert.deepEqual(containerFormat(facts({ majorBrand: 'qt  ' })), { format: 'mov', extension: 'mov', mime: 'video/quicktime' });
+    assert.deepEqual(containerFormat(facts({ majorBrand: 'qt  ' })), {
+      format: 'mov',
+      extension: 'mov',
+      mime: 'video/quicktime',
+    });
     assert.equal(containerFormat(facts({}))?.format, 'mov', 'no ftyp: old QuickTime');
     assert.equal(containerFormat(facts({ majorBrand: '3gp5' }))?.mime, 'video/3gpp');
     const m4a = containerFormat(facts({ majorBrand: 'M4A ', kind: 'audio', videoCodecs: [] }));
@@ -31,9 +44,14 @@ describe('containerFormat', () => {
     assert.equal(containerFormat({ ...webm, audioCodecs: ['aac'] })?.format, 'mkv');
     assert.equal(containerFormat({ ...webm, subtitleCodecs: ['subrip'] })?.format, 'mkv');
     assert.equal(containerFormat({ ...webm, kind: 'audio', videoCodecs: [] })?.mime, 'audio/webm');
-    assert.deepEqual(containerFormat(facts({ formatName: MKV, kind: 'audio', videoCodecs: [], audioCodecs: ['flac'] })), {
-      format: 'mka', extension: 'mka', mime: 'audio/x-matroska',
-    });
+    assert.deepEqual(
+      containerFormat(facts({ formatName: MKV, kind: 'audio', videoCodecs: [], audioCodecs: ['flac'] })),
+      {
+        format: 'mka',
+        extension: 'mka',
+        mime: 'audio/x-matroska',
+      },
+    );
   });
 
   it('maps the single-format demuxers', () => {
@@ -77,6 +95,9 @@ describe('limit messages', () => {
     assert.equal(err.code, 'media_limit_exceeded');
     assert.equal(err.message, 'the image is 20000x20000 (400 MP); the limit is 100 MP (MEDIAD_MAX_PIXELS)');
     const anim = pixelLimitError('the animated image', 500, 500, 1000, 100_000_000);
-    assert.equal(anim.message, 'the animated image is 500x500 with 1000 frames (250 MP in all); the limit is 100 MP (MEDIAD_MAX_PIXELS)');
+    assert.equal(
+      anim.message,
+      'the animated image is 500x500 with 1000 frames (250 MP in all); the limit is 100 MP (MEDIAD_MAX_PIXELS)',
+    );
   });
 });

@@ -4,8 +4,17 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isAppError, type ErrorCode } from '../../src/errors.js';
 import {
-  chooseDuration, DEFAULT_MAX_FRAMES, latestEnd, measureDuration, packetScanArgs, packetTime, parseCompactLine, probeFile,
-  TAIL_PACKETS, UNSUPPORTED_MESSAGE, ffprobeArgs,
+  chooseDuration,
+  DEFAULT_MAX_FRAMES,
+  latestEnd,
+  measureDuration,
+  packetScanArgs,
+  packetTime,
+  parseCompactLine,
+  probeFile,
+  TAIL_PACKETS,
+  UNSUPPORTED_MESSAGE,
+  ffprobeArgs,
 } from '../../src/media/index.js';
 import { fixture } from '../helpers/fixtures.js';
 
@@ -13,7 +22,10 @@ const LIMITS = { maxPixels: 100_000_000, maxDurationSeconds: 60 };
 const WIDE = { ...LIMITS, maxDurationSeconds: 400 };
 
 async function refused(p: Promise<unknown>, code: ErrorCode, ...messages: RegExp[]): Promise<string> {
-  const err = await p.then(() => assert.fail(`expected ${code}`), (e: unknown) => e);
+  const err = await p.then(
+    () => assert.fail(`expected ${code}`),
+    (e: unknown) => e,
+  );
   assert.ok(isAppError(err), `expected AppError ${code}, got ${String(err)}`);
   assert.equal(err.code, code, err.message);
   for (const m of messages) assert.match(err.message, m);
@@ -29,8 +41,13 @@ describe('the lying Matroska fixture', () => {
 
 describe('probe: the declared duration is checked against the packets', () => {
   it('refuses a file whose header says 10 s but holds 300 s, under a 60 s limit', async () => {
-    await refused(probeFile(await fixture('video-mkv-lying-duration'), LIMITS), 'media_limit_exceeded',
-      /^the video goes on past /, /\(its header says 10 s\)/, /the limit is 1 min \(MEDIAD_MAX_DURATION_SECONDS\)$/);
+    await refused(
+      probeFile(await fixture('video-mkv-lying-duration'), LIMITS),
+      'media_limit_exceeded',
+      /^the video goes on past /,
+      /\(its header says 10 s\)/,
+      /the limit is 1 min \(MEDIAD_MAX_DURATION_SECONDS\)$/,
+    );
   });
 
   it('reports the measured 300 s, not the declared 10 s, when the limit allows it', async () => {
@@ -40,8 +57,17 @@ describe('probe: the declared duration is checked against the packets', () => {
 
   it('measures a live-muxed file that declares no duration and has no cues', async () => {
     const path = await fixture('video-mkv-no-duration');
-    assert.equal((await probeFile(path, LIMITS, { verifyDuration: false })).duration, undefined, 'no duration in the header');
-    await refused(probeFile(path, LIMITS), 'media_limit_exceeded', /\(its header gives no length\)/, /MEDIAD_MAX_DURATION_SECONDS/);
+    assert.equal(
+      (await probeFile(path, LIMITS, { verifyDuration: false })).duration,
+      undefined,
+      'no duration in the header',
+    );
+    await refused(
+      probeFile(path, LIMITS),
+      'media_limit_exceeded',
+      /\(its header gives no length\)/,
+      /MEDIAD_MAX_DURATION_SECONDS/,
+    );
     const probe = await probeFile(path, WIDE);
     assert.ok(Math.abs(probe.duration! - 300) < 0.1, `duration ${probe.duration}`);
   });
@@ -73,7 +99,10 @@ describe('duration check helpers', () => {
     assert.ok(args.includes('-show_format') && args.includes('-show_streams'));
     assert.ok(!ffprobeArgs('/in/x').includes('-read_intervals'));
     // A seek past the filesystem's largest offset would make PCM WAV read the whole file.
-    assert.equal(ffprobeArgs('/in/x', 1e12)[ffprobeArgs('/in/x', 1e12).indexOf('-read_intervals') + 1], `1000000.000%+#${TAIL_PACKETS}`);
+    assert.equal(
+      ffprobeArgs('/in/x', 1e12)[ffprobeArgs('/in/x', 1e12).indexOf('-read_intervals') + 1],
+      `1000000.000%+#${TAIL_PACKETS}`,
+    );
   });
 
   it('scans from a time, or from the start without seeking, to a bound', () => {
@@ -85,8 +114,12 @@ describe('duration check helpers', () => {
   });
 
   it('parses packet entries and finds the latest end among audio and video', () => {
-    assert.deepEqual(parseCompactLine('stream_index=1|pts_time=2.5|dts_time=N/A|duration_time=0.02|'),
-      { stream_index: '1', pts_time: '2.5', dts_time: 'N/A', duration_time: '0.02' });
+    assert.deepEqual(parseCompactLine('stream_index=1|pts_time=2.5|dts_time=N/A|duration_time=0.02|'), {
+      stream_index: '1',
+      pts_time: '2.5',
+      dts_time: 'N/A',
+      duration_time: '0.02',
+    });
     const packets = [
       packetTime({ stream_index: 0, pts_time: '9.0', duration_time: '1.0' }),
       packetTime({ stream_index: 1, pts_time: 'N/A', dts_time: '9.98', duration_time: '0.02' }),
@@ -109,15 +142,22 @@ describe('duration check helpers', () => {
 
 describe('probe: undecodable frame sizes', () => {
   it('refuses a video whose frame size ffmpeg rejects (60000x60000 probes as 0x0)', async () => {
-    await refused(probeFile(await fixture('video-mkv-undecodable-size'), LIMITS), 'media_unsupported', new RegExp(`^${UNSUPPORTED_MESSAGE}$`));
+    await refused(
+      probeFile(await fixture('video-mkv-undecodable-size'), LIMITS),
+      'media_unsupported',
+      new RegExp(`^${UNSUPPORTED_MESSAGE}$`),
+    );
   });
 });
 
 describe('probe: frames of animated images', () => {
   it(`refuses 200,000 frames of 1x1 by the default limit (${DEFAULT_MAX_FRAMES}), from the header`, async () => {
     const path = await fixture('image-gif-200k-frames');
-    await refused(probeFile(path, LIMITS), 'media_limit_exceeded',
-      /^the animated image has 200000 frames; the limit is 10000 \(MEDIAD_MAX_FRAMES\)$/);
+    await refused(
+      probeFile(path, LIMITS),
+      'media_limit_exceeded',
+      /^the animated image has 200000 frames; the limit is 10000 \(MEDIAD_MAX_FRAMES\)$/,
+    );
     await refused(probeFile(path, { ...LIMITS, maxFrames: 199_999 }), 'media_limit_exceeded', /limit is 199999/);
     assert.equal((await probeFile(path, { ...LIMITS, maxFrames: 200_000 })).frames, 200_000);
   });
@@ -125,7 +165,15 @@ describe('probe: frames of animated images', () => {
   it('counts frames against the limit exactly, and keeps the pixel limit over all frames', async () => {
     const path = await fixture('image-gif-animated'); // 10 frames of 160x120
     assert.equal((await probeFile(path, { ...LIMITS, maxFrames: 10 })).frames, 10);
-    await refused(probeFile(path, { ...LIMITS, maxFrames: 9 }), 'media_limit_exceeded', /has 10 frames; the limit is 9/);
-    await refused(probeFile(path, { ...LIMITS, maxPixels: 191_999 }), 'media_limit_exceeded', /with 10 frames .*\(MEDIAD_MAX_PIXELS\)$/);
+    await refused(
+      probeFile(path, { ...LIMITS, maxFrames: 9 }),
+      'media_limit_exceeded',
+      /has 10 frames; the limit is 9/,
+    );
+    await refused(
+      probeFile(path, { ...LIMITS, maxPixels: 191_999 }),
+      'media_limit_exceeded',
+      /with 10 frames .*\(MEDIAD_MAX_PIXELS\)$/,
+    );
   });
 });

@@ -6,14 +6,22 @@ import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
 import { isAppError, type ErrorCode } from '../../src/errors.js';
 import {
-  mediaBinaries, probeFile, ProcessError, setMediaBinaries, UNSUPPORTED_MESSAGE, type ProbeResult,
+  mediaBinaries,
+  probeFile,
+  ProcessError,
+  setMediaBinaries,
+  UNSUPPORTED_MESSAGE,
+  type ProbeResult,
 } from '../../src/media/index.js';
 import { audioLong, fixture, fixtureInfo, type FixtureName } from '../helpers/fixtures.js';
 
 const LIMITS = { maxPixels: 100_000_000, maxDurationSeconds: 3600 };
 
 async function rejectsWithCode(p: Promise<unknown>, code: ErrorCode, message?: RegExp): Promise<void> {
-  const err = await p.then(() => assert.fail(`expected ${code}`), (e: unknown) => e);
+  const err = await p.then(
+    () => assert.fail(`expected ${code}`),
+    (e: unknown) => e,
+  );
   assert.ok(isAppError(err), `expected AppError ${code}, got ${String(err)}`);
   assert.equal(err.code, code, err.message);
   if (message) assert.match(err.message, message);
@@ -22,13 +30,30 @@ async function rejectsWithCode(p: Promise<unknown>, code: ErrorCode, message?: R
 type Expect = Partial<ProbeResult> & Pick<ProbeResult, 'format' | 'mime' | 'extension'>;
 
 const EXPECTED: [FixtureName, Expect][] = [
-  ['video-mp4', { format: 'mp4', extension: 'mp4', mime: 'video/mp4', videoCodec: 'h264', audioCodec: 'aac', hasAudio: true, fps: 25 }],
+  [
+    'video-mp4',
+    {
+      format: 'mp4',
+      extension: 'mp4',
+      mime: 'video/mp4',
+      videoCodec: 'h264',
+      audioCodec: 'aac',
+      hasAudio: true,
+      fps: 25,
+    },
+  ],
   ['video-noaudio-mp4', { format: 'mp4', extension: 'mp4', mime: 'video/mp4', hasAudio: false, hasVideo: true }],
-  ['video-webm', { format: 'webm', extension: 'webm', mime: 'video/webm', videoCodec: 'vp9', audioCodec: 'opus', hasAudio: true }],
+  [
+    'video-webm',
+    { format: 'webm', extension: 'webm', mime: 'video/webm', videoCodec: 'vp9', audioCodec: 'opus', hasAudio: true },
+  ],
   ['video-mov', { format: 'mov', extension: 'mov', mime: 'video/quicktime' }],
   ['video-mkv', { format: 'mkv', extension: 'mkv', mime: 'video/x-matroska' }],
   ['video-rotated-mp4', { format: 'mp4', extension: 'mp4', mime: 'video/mp4' }],
-  ['audio-mp3', { format: 'mp3', extension: 'mp3', mime: 'audio/mpeg', audioCodec: 'mp3', hasVideo: false, hasAudio: true }],
+  [
+    'audio-mp3',
+    { format: 'mp3', extension: 'mp3', mime: 'audio/mpeg', audioCodec: 'mp3', hasVideo: false, hasAudio: true },
+  ],
   ['audio-mp3-cover', { format: 'mp3', extension: 'mp3', mime: 'audio/mpeg', hasVideo: false, hasAudio: true }],
   ['audio-wav', { format: 'wav', extension: 'wav', mime: 'audio/wav', audioCodec: 'pcm_s16le' }],
   ['audio-m4a', { format: 'm4a', extension: 'm4a', mime: 'audio/mp4', audioCodec: 'aac' }],
@@ -49,7 +74,8 @@ describe('probeFile on generated fixtures', () => {
       const info = fixtureInfo[name];
       const probe = await probeFile(await fixture(name), LIMITS);
       assert.equal(probe.kind, info.kind);
-      for (const [key, value] of Object.entries(expected)) assert.deepEqual(probe[key as keyof ProbeResult], value, key);
+      for (const [key, value] of Object.entries(expected))
+        assert.deepEqual(probe[key as keyof ProbeResult], value, key);
       assert.equal(probe.width, info.width, 'width');
       assert.equal(probe.height, info.height, 'height');
       if (info.duration === undefined) {
@@ -69,38 +95,61 @@ describe('probeFile on generated fixtures', () => {
 
 describe('probeFile limits', () => {
   it('refuses an image whose header exceeds the pixel limit', async () => {
-    await rejectsWithCode(probeFile(await fixture('image-huge-header'), LIMITS), 'media_limit_exceeded',
-      /^the image is 30000x30000 \(900 MP\); the limit is 100 MP \(MEDIAD_MAX_PIXELS\)$/);
+    await rejectsWithCode(
+      probeFile(await fixture('image-huge-header'), LIMITS),
+      'media_limit_exceeded',
+      /^the image is 30000x30000 \(900 MP\); the limit is 100 MP \(MEDIAD_MAX_PIXELS\)$/,
+    );
   });
 
   it('refuses from the header alone, before any decode', async () => {
     // Same header, pixel data cut short: any decode fails, so only a header check can say "limit".
     const path = await fixture('image-huge-header-truncated');
-    await assert.rejects(sharp(path, { limitInputPixels: false }).resize(8).raw().toBuffer(), /read error|truncated|premature/i);
+    await assert.rejects(
+      sharp(path, { limitInputPixels: false }).resize(8).raw().toBuffer(),
+      /read error|truncated|premature/i,
+    );
     await rejectsWithCode(probeFile(path, LIMITS), 'media_limit_exceeded', /30000x30000/);
   });
 
   it('counts every frame of an animated image', async () => {
     // 160x120 = 19 200 px per frame, 10 frames = 192 000 px in all.
     const path = await fixture('image-gif-animated');
-    await rejectsWithCode(probeFile(path, { ...LIMITS, maxPixels: 100_000 }), 'media_limit_exceeded', /160x120 with 10 frames/);
+    await rejectsWithCode(
+      probeFile(path, { ...LIMITS, maxPixels: 100_000 }),
+      'media_limit_exceeded',
+      /160x120 with 10 frames/,
+    );
     assert.equal((await probeFile(path, { ...LIMITS, maxPixels: 192_000 })).frames, 10);
   });
 
   it('applies the pixel limit to the displayed size of EXIF-rotated images too', async () => {
-    await rejectsWithCode(probeFile(await fixture('image-jpeg-exif-rotated'), { ...LIMITS, maxPixels: 640 * 480 - 1 }), 'media_limit_exceeded');
+    await rejectsWithCode(
+      probeFile(await fixture('image-jpeg-exif-rotated'), { ...LIMITS, maxPixels: 640 * 480 - 1 }),
+      'media_limit_exceeded',
+    );
   });
 
   it('refuses a video frame larger than the pixel limit', async () => {
-    await rejectsWithCode(probeFile(await fixture('video-mp4'), { ...LIMITS, maxPixels: 320 * 240 - 1 }), 'media_limit_exceeded',
-      /^the video is 320x240/);
+    await rejectsWithCode(
+      probeFile(await fixture('video-mp4'), { ...LIMITS, maxPixels: 320 * 240 - 1 }),
+      'media_limit_exceeded',
+      /^the video is 320x240/,
+    );
   });
 
   it('refuses video and audio longer than the duration limit', async () => {
-    await rejectsWithCode(probeFile(await fixture('video-mp4'), { ...LIMITS, maxDurationSeconds: 1 }), 'media_limit_exceeded',
-      /^the video is 2 s long; the limit is 1 s \(MEDIAD_MAX_DURATION_SECONDS\)$/);
+    await rejectsWithCode(
+      probeFile(await fixture('video-mp4'), { ...LIMITS, maxDurationSeconds: 1 }),
+      'media_limit_exceeded',
+      /^the video is 2 s long; the limit is 1 s \(MEDIAD_MAX_DURATION_SECONDS\)$/,
+    );
     const long = await audioLong(600);
-    await rejectsWithCode(probeFile(long, { ...LIMITS, maxDurationSeconds: 300 }), 'media_limit_exceeded', /10 min long; the limit is 5 min/);
+    await rejectsWithCode(
+      probeFile(long, { ...LIMITS, maxDurationSeconds: 300 }),
+      'media_limit_exceeded',
+      /10 min long; the limit is 5 min/,
+    );
     assert.ok(Math.abs(((await probeFile(long, LIMITS)).duration ?? 0) - 600) < 0.1);
   });
 });
@@ -110,7 +159,8 @@ describe('probeFile refusals', () => {
   before(async () => (dir = await mkdtemp(join(tmpdir(), 'mediad-probe-'))));
   after(async () => rm(dir, { recursive: true, force: true }));
 
-  const unsupported = async (path: string) => rejectsWithCode(probeFile(path, LIMITS), 'media_unsupported', new RegExp(`^${UNSUPPORTED_MESSAGE}$`));
+  const unsupported = async (path: string) =>
+    rejectsWithCode(probeFile(path, LIMITS), 'media_unsupported', new RegExp(`^${UNSUPPORTED_MESSAGE}$`));
 
   it('refuses random bytes as media_unsupported', async () => unsupported(await fixture('random-bytes')));
 
@@ -122,13 +172,19 @@ describe('probeFile refusals', () => {
   });
 
   it('refuses SVG (scriptable, can reference other files)', async () => {
-    await writeFile(join(dir, 'a.svg'), '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>');
+    await writeFile(
+      join(dir, 'a.svg'),
+      '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>',
+    );
     await unsupported(join(dir, 'a.svg'));
   });
 
   it('refuses playlists and concat lists that would make ffmpeg read other files', async () => {
     const target = await fixture('video-mp4');
-    await writeFile(join(dir, 'list.m3u8'), `#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\nfile://${target}\n#EXT-X-ENDLIST\n`);
+    await writeFile(
+      join(dir, 'list.m3u8'),
+      `#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\nfile://${target}\n#EXT-X-ENDLIST\n`,
+    );
     await writeFile(join(dir, 'list.txt'), `ffconcat version 1.0\nfile '${target}'\n`);
     await unsupported(join(dir, 'list.m3u8'));
     await unsupported(join(dir, 'list.txt'));
@@ -152,7 +208,9 @@ describe('probeFile refusals', () => {
   });
 
   it('stops when the signal is aborted', async () => {
-    const err = await probeFile(await fixture('audio-wav'), LIMITS, { signal: AbortSignal.abort() }).catch((e: unknown) => e);
+    const err = await probeFile(await fixture('audio-wav'), LIMITS, { signal: AbortSignal.abort() }).catch(
+      (e: unknown) => e,
+    );
     assert.ok(!isAppError(err));
     assert.equal((err as Error).name, 'AbortError');
   });

@@ -35,7 +35,10 @@ function pidCollector(): { pids: number[]; onStderrLine: (line: string) => void 
 }
 
 async function rejectsWith(p: Promise<unknown>, reason: ProcessFailure): Promise<ProcessError> {
-  const err = await p.then(() => assert.fail('expected a rejection'), (e: unknown) => e);
+  const err = await p.then(
+    () => assert.fail('expected a rejection'),
+    (e: unknown) => e,
+  );
   assert.ok(err instanceof ProcessError, String(err));
   assert.equal(err.reason, reason, err.message);
   return err;
@@ -83,7 +86,10 @@ describe('runProcess', () => {
 
   it('does not start anything when the signal is already aborted', async () => {
     const { pids, onStderrLine } = pidCollector();
-    await rejectsWith(runProcess('sh', ['-c', 'echo $$ >&2'], { timeoutMs: 5000, signal: AbortSignal.abort(), onStderrLine }), 'aborted');
+    await rejectsWith(
+      runProcess('sh', ['-c', 'echo $$ >&2'], { timeoutMs: 5000, signal: AbortSignal.abort(), onStderrLine }),
+      'aborted',
+    );
     assert.equal(pids.length, 0);
   });
 
@@ -97,7 +103,10 @@ describe('runProcess', () => {
   });
 
   it('stops a process that writes more than maxOutputBytes', async () => {
-    const err = await rejectsWith(runProcess('sh', ['-c', 'yes'], { timeoutMs: 10_000, maxOutputBytes: 100_000 }), 'output_limit');
+    const err = await rejectsWith(
+      runProcess('sh', ['-c', 'yes'], { timeoutMs: 10_000, maxOutputBytes: 100_000 }),
+      'output_limit',
+    );
     assert.match(err.message, /more than 100000 bytes/);
   });
 
@@ -107,7 +116,10 @@ describe('runProcess', () => {
 
   it('passes every stderr line to onStderrLine, including a final unterminated one', async () => {
     const lines: string[] = [];
-    await runProcess('sh', ['-c', 'printf "one\\ntwo\\rthree" >&2'], { timeoutMs: 5000, onStderrLine: (l) => lines.push(l) });
+    await runProcess('sh', ['-c', 'printf "one\\ntwo\\rthree" >&2'], {
+      timeoutMs: 5000,
+      onStderrLine: (l) => lines.push(l),
+    });
     assert.deepEqual(lines, ['one', 'two', 'three']);
   });
 });

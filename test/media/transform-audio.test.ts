@@ -4,16 +4,33 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import {
-  audioOutputFormat, buildAudioArgs, expectedDuration, isMediaTransformError, mediaBinaries, probeFile, runFfmpeg,
-  runProcess, sampleRateAllowed, type AudioFormat, type AudioOptions, type ProbeResult,
+  audioOutputFormat,
+  buildAudioArgs,
+  expectedDuration,
+  isMediaTransformError,
+  mediaBinaries,
+  probeFile,
+  runFfmpeg,
+  runProcess,
+  sampleRateAllowed,
+  type AudioFormat,
+  type AudioOptions,
+  type ProbeResult,
 } from '../../src/media/index.js';
 import { fixture, type FixtureName } from '../helpers/fixtures.js';
 
 const LIMITS = { maxPixels: 100_000_000, maxDurationSeconds: 3600 };
 const SRC: ProbeResult = {
-  kind: 'audio', format: 'mp3', extension: 'mp3', mime: 'audio/mpeg', duration: 3, hasVideo: false, hasAudio: true,
+  kind: 'audio',
+  format: 'mp3',
+  extension: 'mp3',
+  mime: 'audio/mpeg',
+  duration: 3,
+  hasVideo: false,
+  hasAudio: true,
 };
-const args = (o: Partial<AudioOptions>, src: ProbeResult = SRC) => buildAudioArgs('/in/a', '/out/b', { format: 'mp3', ...o }, src);
+const args = (o: Partial<AudioOptions>, src: ProbeResult = SRC) =>
+  buildAudioArgs('/in/a', '/out/b', { format: 'mp3', ...o }, src);
 const after1 = (a: string[], flag: string) => a[a.indexOf(flag) + 1];
 
 describe('audio arguments', () => {
@@ -62,14 +79,23 @@ describe('audio arguments', () => {
 
   it('refuses a source without audio and a window past its end', () => {
     const silent = { ...SRC, kind: 'video' as const, hasVideo: true, hasAudio: false };
-    assert.throws(() => args({}, silent), (e: unknown) => isMediaTransformError(e) && e.code === 'no_audio_stream');
-    assert.throws(() => args({ start: 5 }), (e: unknown) => isMediaTransformError(e) && e.code === 'invalid_for_input');
+    assert.throws(
+      () => args({}, silent),
+      (e: unknown) => isMediaTransformError(e) && e.code === 'no_audio_stream',
+    );
+    assert.throws(
+      () => args({ start: 5 }),
+      (e: unknown) => isMediaTransformError(e) && e.code === 'invalid_for_input',
+    );
   });
 });
 
 async function channelsOf(path: string): Promise<number> {
-  const { stdout } = await runProcess(mediaBinaries().ffprobe,
-    ['-v', 'error', '-select_streams', 'a:0', '-show_entries', 'stream=channels,sample_rate', '-of', 'json', path], { timeoutMs: 10_000 });
+  const { stdout } = await runProcess(
+    mediaBinaries().ffprobe,
+    ['-v', 'error', '-select_streams', 'a:0', '-show_entries', 'stream=channels,sample_rate', '-of', 'json', path],
+    { timeoutMs: 10_000 },
+  );
   return (JSON.parse(stdout.toString()) as { streams: { channels: number }[] }).streams[0]!.channels;
 }
 
@@ -78,19 +104,29 @@ describe('audio transform (ffmpeg)', () => {
   before(async () => (dir = await mkdtemp(join(tmpdir(), 'mediad-audio-'))));
   after(async () => rm(dir, { recursive: true, force: true }));
 
-  async function transform(name: FixtureName, opts: AudioOptions, progress?: number[]): Promise<ProbeResult & { path: string }> {
+  async function transform(
+    name: FixtureName,
+    opts: AudioOptions,
+    progress?: number[],
+  ): Promise<ProbeResult & { path: string }> {
     const input = await fixture(name);
     const source = await probeFile(input, LIMITS);
     const out = join(dir, `${name}-${Math.random().toString(36).slice(2)}.${audioOutputFormat(opts.format).extension}`);
     await runFfmpeg(buildAudioArgs(input, out, opts, source, LIMITS), {
-      timeoutMs: 30_000, expectedDurationSeconds: expectedDuration(opts, source), onProgress: (p) => progress?.push(p),
+      timeoutMs: 30_000,
+      expectedDurationSeconds: expectedDuration(opts, source),
+      onProgress: (p) => progress?.push(p),
     });
     return { ...(await probeFile(out, LIMITS)), path: out };
   }
 
   const expected: [AudioFormat, format: string, codec: string][] = [
-    ['mp3', 'mp3', 'mp3'], ['aac', 'm4a', 'aac'], ['wav', 'wav', 'pcm_s16le'],
-    ['ogg', 'ogg', 'opus'], ['opus', 'ogg', 'opus'], ['flac', 'flac', 'flac'],
+    ['mp3', 'mp3', 'mp3'],
+    ['aac', 'm4a', 'aac'],
+    ['wav', 'wav', 'pcm_s16le'],
+    ['ogg', 'ogg', 'opus'],
+    ['opus', 'ogg', 'opus'],
+    ['flac', 'flac', 'flac'],
   ];
   for (const [format, container, codec] of expected) {
     it(`extracts the audio of an mp4 as ${format}`, async () => {
@@ -116,8 +152,10 @@ describe('audio transform (ffmpeg)', () => {
   it('throws no_audio_stream for a silent video', async () => {
     const input = await fixture('video-noaudio-mp4');
     const source = await probeFile(input, LIMITS);
-    assert.throws(() => buildAudioArgs(input, join(dir, 'x.mp3'), { format: 'mp3' }, source),
-      (e: unknown) => isMediaTransformError(e) && e.code === 'no_audio_stream');
+    assert.throws(
+      () => buildAudioArgs(input, join(dir, 'x.mp3'), { format: 'mp3' }, source),
+      (e: unknown) => isMediaTransformError(e) && e.code === 'no_audio_stream',
+    );
   });
 });
 
@@ -126,10 +164,25 @@ describe('surround sources', () => {
     const dir = await mkdtemp(join(tmpdir(), 'mediad-audio51-'));
     try {
       const input = join(dir, 's51.wav');
-      await runProcess(mediaBinaries().ffmpeg, ['-v', 'error', '-f', 'lavfi', '-i', 'sine=duration=0.5',
-        '-af', 'pan=5.1(side)|c0=c0|c1=c0|c2=c0|c3=c0|c4=c0|c5=c0', input], { timeoutMs: 10_000 });
+      await runProcess(
+        mediaBinaries().ffmpeg,
+        [
+          '-v',
+          'error',
+          '-f',
+          'lavfi',
+          '-i',
+          'sine=duration=0.5',
+          '-af',
+          'pan=5.1(side)|c0=c0|c1=c0|c2=c0|c3=c0|c4=c0|c5=c0',
+          input,
+        ],
+        { timeoutMs: 10_000 },
+      );
       const out = join(dir, 'o.ogg');
-      await runFfmpeg(buildAudioArgs(input, out, { format: 'ogg' }, await probeFile(input, LIMITS)), { timeoutMs: 20_000 });
+      await runFfmpeg(buildAudioArgs(input, out, { format: 'ogg' }, await probeFile(input, LIMITS)), {
+        timeoutMs: 20_000,
+      });
       assert.equal(await channelsOf(out), 6);
     } finally {
       await rm(dir, { recursive: true, force: true });

@@ -6,8 +6,14 @@ import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
 import { isAppError } from '../../src/errors.js';
 import {
-  defaultFrameTime, grabVideoFrame, imageOutputFormat, isMediaTransformError, parseBackground, transformImage,
-  videoFrameArgs, type ImageOptions,
+  defaultFrameTime,
+  grabVideoFrame,
+  imageOutputFormat,
+  isMediaTransformError,
+  parseBackground,
+  transformImage,
+  videoFrameArgs,
+  type ImageOptions,
 } from '../../src/media/index.js';
 import { fixture, type FixtureName } from '../helpers/fixtures.js';
 
@@ -31,7 +37,10 @@ describe('image helpers', () => {
     assert.deepEqual([defaultFrameTime(10), defaultFrameTime(2), defaultFrameTime(undefined)], [1, 0, 0]);
     const a = videoFrameArgs('/in/v.mp4', 1.5, '/out/f.png');
     assert.ok(a.indexOf('-ss') < a.indexOf('-i'));
-    assert.deepEqual([a[a.indexOf('-ss') + 1], a[a.indexOf('-frames:v') + 1], a.at(-1)], ['1.500', '1', 'file:/out/f.png']);
+    assert.deepEqual(
+      [a[a.indexOf('-ss') + 1], a[a.indexOf('-frames:v') + 1], a.at(-1)],
+      ['1.500', '1', 'file:/out/f.png'],
+    );
     assert.ok(!a.includes('-vf'), 'full resolution');
   });
 });
@@ -50,7 +59,10 @@ describe('image transform (sharp)', () => {
   }
 
   async function pixel(path: string, left: number, top: number): Promise<number[]> {
-    const { data, info } = await sharp(path).extract({ left, top, width: 1, height: 1 }).raw().toBuffer({ resolveWithObject: true });
+    const { data, info } = await sharp(path)
+      .extract({ left, top, width: 1, height: 1 })
+      .raw()
+      .toBuffer({ resolveWithObject: true });
     return [...data.subarray(0, info.channels)];
   }
 
@@ -67,7 +79,8 @@ describe('image transform (sharp)', () => {
   });
 
   it('gives exact sizes for cover, contain and fill; inside/outside keep the ratio', async () => {
-    const size = async (o: Partial<ImageOptions>) => (await transform('image-jpeg', { width: 200, height: 100, ...o })).res;
+    const size = async (o: Partial<ImageOptions>) =>
+      (await transform('image-jpeg', { width: 200, height: 100, ...o })).res;
     for (const fit of ['cover', 'contain', 'fill'] as const) {
       const r = await size({ fit });
       assert.deepEqual([r.width, r.height], [200, 100], fit);
@@ -79,10 +92,23 @@ describe('image transform (sharp)', () => {
 
   it('pads contain with the background, at the position asked for', async () => {
     // 640x480 in 200x100 is 133x100: a 67 px band on the right when placed left.
-    const { out } = await transform('image-jpeg', { fit: 'contain', width: 200, height: 100, position: 'left', background: '#00ff00', format: 'png' });
+    const { out } = await transform('image-jpeg', {
+      fit: 'contain',
+      width: 200,
+      height: 100,
+      position: 'left',
+      background: '#00ff00',
+      format: 'png',
+    });
     const [r, g, b] = await pixel(out, 195, 50);
     assert.ok(r! < 10 && g! > 245 && b! < 10, `${r},${g},${b}`);
-    const { out: alpha } = await transform('image-png', { fit: 'contain', width: 100, height: 100, background: '#ff000080', format: 'png' });
+    const { out: alpha } = await transform('image-png', {
+      fit: 'contain',
+      width: 100,
+      height: 100,
+      background: '#ff000080',
+      format: 'png',
+    });
     assert.deepEqual(await pixel(alpha, 50, 2), [255, 0, 0, 128]);
   });
 
@@ -123,8 +149,15 @@ describe('video frames for image tasks', () => {
       await grabVideoFrame(await fixture('video-mp4'), 1, png, { timeoutMs: 20_000 }, LIMIT);
       const res = await transformImage(png, join(dir, 'poster.jpg'), { ...BASE, format: 'jpeg', width: 160 }, CTX);
       assert.deepEqual([res.width, res.height], [160, 120]);
-      assert.deepEqual(await sharp(png).metadata().then((m) => [m.width, m.height]), [320, 240]);
-      const err = await grabVideoFrame(await fixture('video-mp4'), 30, png, { timeoutMs: 20_000 }, LIMIT).catch((e: unknown) => e);
+      assert.deepEqual(
+        await sharp(png)
+          .metadata()
+          .then((m) => [m.width, m.height]),
+        [320, 240],
+      );
+      const err = await grabVideoFrame(await fixture('video-mp4'), 30, png, { timeoutMs: 20_000 }, LIMIT).catch(
+        (e: unknown) => e,
+      );
       assert.ok(isMediaTransformError(err) && err.code === 'invalid_for_input', String(err));
     } finally {
       await rm(dir, { recursive: true, force: true });

@@ -1,13 +1,22 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
-  crfFor, failureLine, isMediaTransformError, ProcessError, ProgressParser, qualityToNumber, runFfmpeg, runProcess,
+  crfFor,
+  failureLine,
+  isMediaTransformError,
+  ProcessError,
+  ProgressParser,
+  qualityToNumber,
+  runFfmpeg,
+  runProcess,
 } from '../../src/media/index.js';
 
 describe('quality', () => {
   it('maps named levels and clamps numbers', () => {
     assert.deepEqual(
-      (['very_low', 'low', 'medium', 'high', 'very_high'] as const).map(qualityToNumber), [20, 40, 60, 80, 95]);
+      (['very_low', 'low', 'medium', 'high', 'very_high'] as const).map(qualityToNumber),
+      [20, 40, 60, 80, 95],
+    );
     assert.equal(qualityToNumber(0), 1);
     assert.equal(qualityToNumber(150), 100);
     assert.equal(qualityToNumber(72.4), 72);
@@ -26,7 +35,11 @@ describe('ProgressParser', () => {
   function setup(expected: number | undefined) {
     let now = 0;
     const seen: number[] = [];
-    const p = new ProgressParser(expected, (v) => seen.push(v), () => now);
+    const p = new ProgressParser(
+      expected,
+      (v) => seen.push(v),
+      () => now,
+    );
     return { seen, p, advance: (ms: number) => void (now += ms) };
   }
 
@@ -59,7 +72,9 @@ describe('runProcess onStdoutLine', () => {
   it('streams stdout lines, the last one even without a newline, and keeps none', async () => {
     const lines: string[] = [];
     const res = await runProcess('sh', ['-c', 'printf "a=1\\nb=2\\r\\n"; sleep 0.05; printf "c=3"'], {
-      timeoutMs: 5000, maxOutputBytes: 1, onStdoutLine: (l) => lines.push(l),
+      timeoutMs: 5000,
+      maxOutputBytes: 1,
+      onStdoutLine: (l) => lines.push(l),
     });
     assert.deepEqual(lines, ['a=1', 'b=2', 'c=3']);
     assert.equal(res.stdout.length, 0);
@@ -68,8 +83,12 @@ describe('runProcess onStdoutLine', () => {
 
 describe('runFfmpeg', () => {
   it('turns an ffmpeg failure into transform_failed with the last stderr line, paths removed', async () => {
-    const err = await runFfmpeg(['-v', 'error', '-i', 'file:/nonexistent/input.mp4', '-f', 'null', '-'], { timeoutMs: 10_000 })
-      .then(() => assert.fail('expected a failure'), (e: unknown) => e);
+    const err = await runFfmpeg(['-v', 'error', '-i', 'file:/nonexistent/input.mp4', '-f', 'null', '-'], {
+      timeoutMs: 10_000,
+    }).then(
+      () => assert.fail('expected a failure'),
+      (e: unknown) => e,
+    );
     assert.ok(isMediaTransformError(err), String(err));
     assert.equal(err.code, 'transform_failed');
     assert.match(err.message, /^ffmpeg failed: .*No such file or directory/);
@@ -89,10 +108,26 @@ describe('runFfmpeg', () => {
 
   it('streams -progress from stdout', async () => {
     const seen: number[] = [];
-    const args = ['-v', 'error', '-progress', 'pipe:1', '-nostats', '-f', 'lavfi', '-i', 'testsrc2=size=64x64:duration=3', '-f', 'null', '-'];
+    const args = [
+      '-v',
+      'error',
+      '-progress',
+      'pipe:1',
+      '-nostats',
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc2=size=64x64:duration=3',
+      '-f',
+      'null',
+      '-',
+    ];
     await runFfmpeg(args, { timeoutMs: 20_000, expectedDurationSeconds: 3, onProgress: (v) => seen.push(v) });
     assert.equal(seen.at(-1), 100);
-    assert.ok(seen.every((v, i) => i === 0 || v > seen[i - 1]!), seen.join());
+    assert.ok(
+      seen.every((v, i) => i === 0 || v > seen[i - 1]!),
+      seen.join(),
+    );
   });
 
   it('failureLine keeps the message and hides absolute paths', () => {

@@ -122,7 +122,11 @@ export function runBlobStoreContract(name: string, makeStore: () => Promise<Stor
       const keys = ['projects/a/files/1', 'projects/a/files/2', 'projects/ab/files/3', 'other/x', 'top'];
       for (const key of keys) await store.putStream(key, Readable.from([Buffer.from(key)]));
       assert.deepEqual(await listAll(store, 'projects/a/'), ['projects/a/files/1', 'projects/a/files/2']);
-      assert.deepEqual(await listAll(store, 'projects/a'), ['projects/a/files/1', 'projects/a/files/2', 'projects/ab/files/3']);
+      assert.deepEqual(await listAll(store, 'projects/a'), [
+        'projects/a/files/1',
+        'projects/a/files/2',
+        'projects/ab/files/3',
+      ]);
       assert.deepEqual(await listAll(store, 'projects/a/files/1'), ['projects/a/files/1']);
       assert.deepEqual(await listAll(store, ''), [...keys].sort());
       assert.deepEqual(await listAll(store, 'nothing/'), []);
@@ -142,7 +146,10 @@ export function runBlobStoreContract(name: string, makeStore: () => Promise<Stor
 
     it('maxBytes: exceeding it is payload_too_large and stores nothing; exactly at it is fine', async () => {
       const data = randomBytes(50_000);
-      await assertAppError(store.putStream('big', Readable.from(chunks(data, 1000)), { maxBytes: 49_999 }), 'payload_too_large');
+      await assertAppError(
+        store.putStream('big', Readable.from(chunks(data, 1000)), { maxBytes: 49_999 }),
+        'payload_too_large',
+      );
       assert.equal(await store.stat('big'), null);
       assert.deepEqual(await listAll(store, ''), []);
       const put = await store.putStream('big', Readable.from(chunks(data, 1000)), { maxBytes: 50_000 });

@@ -33,7 +33,10 @@ describe('disk blob store specifics', () => {
       assert.equal(store.localPath(key), path.join(root, 'projects', 'prj_1', 'files', 'file_2'));
       await store.putStream(key, Readable.from([Buffer.from('bytes')]));
       assert.equal(await readFile(store.localPath(key)!, 'utf8'), 'bytes');
-      assert.throws(() => store.localPath('../etc/passwd'), (err: unknown) => err instanceof AppError && err.code === 'bad_request');
+      assert.throws(
+        () => store.localPath('../etc/passwd'),
+        (err: unknown) => err instanceof AppError && err.code === 'bad_request',
+      );
     }));
 
   it('putFile on the same filesystem renames (same inode, no copy)', () =>
@@ -49,7 +52,10 @@ describe('disk blob store specifics', () => {
 
   it('putFile from another filesystem copies, then removes the source', async (t) => {
     const other = '/dev/shm';
-    const otherDev = await stat(other).then((s) => s.dev, () => null);
+    const otherDev = await stat(other).then(
+      (s) => s.dev,
+      () => null,
+    );
     if (otherDev === null || otherDev === (await stat(tmpdir())).dev) return t.skip('no second filesystem');
     await withStore(async (root) => {
       const store = createDiskBlobStore(root);
@@ -79,7 +85,10 @@ describe('disk blob store specifics', () => {
     withStore(async (root) => {
       const store = createDiskBlobStore(root);
       await assert.rejects(store.putStream('a', failingStream(100_000)), /boom/);
-      await assert.rejects(store.putStream('b', Readable.from([Buffer.alloc(10)]), { maxBytes: 5 }), (e: unknown) => e instanceof AppError && e.code === 'payload_too_large');
+      await assert.rejects(
+        store.putStream('b', Readable.from([Buffer.alloc(10)]), { maxBytes: 5 }),
+        (e: unknown) => e instanceof AppError && e.code === 'payload_too_large',
+      );
       await store.checkWritable();
       assert.deepEqual(await tempEntries(root), []);
     }));
@@ -88,8 +97,14 @@ describe('disk blob store specifics', () => {
     withStore(async (root) => {
       const store = createDiskBlobStore(root);
       await store.putStream('a/b', Readable.from([Buffer.from('x')]));
-      await assert.rejects(store.putStream('a/b/c', Readable.from([Buffer.from('y')])), (e: unknown) => e instanceof AppError && e.code === 'conflict');
-      await assert.rejects(store.putStream('a', Readable.from([Buffer.from('y')])), (e: unknown) => e instanceof AppError && e.code === 'conflict');
+      await assert.rejects(
+        store.putStream('a/b/c', Readable.from([Buffer.from('y')])),
+        (e: unknown) => e instanceof AppError && e.code === 'conflict',
+      );
+      await assert.rejects(
+        store.putStream('a', Readable.from([Buffer.from('y')])),
+        (e: unknown) => e instanceof AppError && e.code === 'conflict',
+      );
       assert.deepEqual(await listAll(store, ''), ['a/b']);
       assert.deepEqual(await tempEntries(root), []);
     }));
@@ -126,7 +141,10 @@ describe('disk blob store specifics', () => {
       const file = path.join(root, 'a-file');
       await writeFile(file, '');
       const store = createDiskBlobStore(path.join(file, 'store'));
-      await assert.rejects(store.checkWritable(), (e: unknown) => e instanceof AppError && e.code === 'service_unavailable');
+      await assert.rejects(
+        store.checkWritable(),
+        (e: unknown) => e instanceof AppError && e.code === 'service_unavailable',
+      );
     });
   });
 });

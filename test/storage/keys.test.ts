@@ -11,14 +11,36 @@ describe('blob keys', () => {
   });
 
   it('refuses ids that would add or escape segments', () => {
-    for (const [p, f] of [['..', 'f'], ['p', '../x'], ['p/q', 'f'], ['', 'f'], ['p', '.hidden'], ['p', 'a\\b']] as const) {
+    for (const [p, f] of [
+      ['..', 'f'],
+      ['p', '../x'],
+      ['p/q', 'f'],
+      ['', 'f'],
+      ['p', '.hidden'],
+      ['p', 'a\\b'],
+    ] as const) {
       assert.throws(() => fileBlobKey(p, f), isBadRequest, `${p} ${f}`);
     }
   });
 
   it('accepts ordinary keys and refuses unsafe ones', () => {
-    for (const ok of ['a', 'a/b/c', 'projects/prj_1/files/file_2', 'x-y_z.v1', 'a..b']) assert.equal(validateKey(ok), ok);
-    for (const bad of ['', '..', '../a', 'a/..', 'a/../b', '/a', 'a\\b', 'a//b', 'a/', 'a\0b', 'a\nb', '.tmp/x', 'x'.repeat(1025)]) {
+    for (const ok of ['a', 'a/b/c', 'projects/prj_1/files/file_2', 'x-y_z.v1', 'a..b'])
+      assert.equal(validateKey(ok), ok);
+    for (const bad of [
+      '',
+      '..',
+      '../a',
+      'a/..',
+      'a/../b',
+      '/a',
+      'a\\b',
+      'a//b',
+      'a/',
+      'a\0b',
+      'a\nb',
+      '.tmp/x',
+      'x'.repeat(1025),
+    ]) {
       assert.throws(() => validateKey(bad), isBadRequest, JSON.stringify(bad));
       assert.equal(isValidKey(bad), false);
     }
@@ -26,6 +48,7 @@ describe('blob keys', () => {
 
   it('prefixes may be empty or end with a slash', () => {
     for (const ok of ['', 'projects/', 'projects/prj_1', 'projects/prj_1/files/']) assert.equal(validatePrefix(ok), ok);
-    for (const bad of ['/', '../', 'a//', '/abs/', 'a/../']) assert.throws(() => validatePrefix(bad), isBadRequest, bad);
+    for (const bad of ['/', '../', 'a//', '/abs/', 'a/../'])
+      assert.throws(() => validatePrefix(bad), isBadRequest, bad);
   });
 });

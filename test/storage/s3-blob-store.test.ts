@@ -17,11 +17,20 @@ const s3 = await startS3();
 after(() => s3.close());
 
 let n = 0;
-const options = (prefix: string, bucket = s3.bucket) => ({ bucket, prefix, endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true });
+const options = (prefix: string, bucket = s3.bucket) => ({
+  bucket,
+  prefix,
+  endpoint: s3.endpoint,
+  region: 'us-east-1',
+  forcePathStyle: true,
+});
 // A fresh prefix per test is a fresh, empty store on the one server.
 const freshPrefix = () => `contract-${process.pid}-${++n}`;
 
-runBlobStoreContract('s3', async () => ({ store: createS3BlobStore({ ...options(freshPrefix()), client: s3.client }), cleanup: async () => {} }));
+runBlobStoreContract('s3', async () => ({
+  store: createS3BlobStore({ ...options(freshPrefix()), client: s3.client }),
+  cleanup: async () => {},
+}));
 
 /** A store whose client records the name of every command it sends. */
 function spiedStore(prefix: string, extra: { listPageSize?: number } = {}) {
@@ -31,19 +40,22 @@ function spiedStore(prefix: string, extra: { listPageSize?: number } = {}) {
   let inFlight = 0;
   let maxInFlight = 0;
   let partBytesDone = 0;
-  client.middlewareStack.add((next, context) => async (args) => {
-    commands.push(context.commandName ?? '?');
-    const body = (args.input as { Body?: unknown }).Body;
-    if (context.commandName !== 'UploadPartCommand' || !(body instanceof Uint8Array)) return next(args);
-    partSizes.push(body.byteLength);
-    maxInFlight = Math.max(maxInFlight, ++inFlight);
-    try {
-      return await next(args);
-    } finally {
-      inFlight--;
-      partBytesDone += body.byteLength;
-    }
-  }, { step: 'initialize', name: 'testSpy' });
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      commands.push(context.commandName ?? '?');
+      const body = (args.input as { Body?: unknown }).Body;
+      if (context.commandName !== 'UploadPartCommand' || !(body instanceof Uint8Array)) return next(args);
+      partSizes.push(body.byteLength);
+      maxInFlight = Math.max(maxInFlight, ++inFlight);
+      try {
+        return await next(args);
+      } finally {
+        inFlight--;
+        partBytesDone += body.byteLength;
+      }
+    },
+    { step: 'initialize', name: 'testSpy' },
+  );
   return {
     store: createS3BlobStore({ ...options(prefix), ...extra, client }),
     commands,
@@ -99,7 +111,10 @@ describe('S3 blob store specifics', () => {
       }
     }
     try {
-      const put = await spy.store.putStream('stream', Readable.from(generate(), { objectMode: false, highWaterMark: mib }));
+      const put = await spy.store.putStream(
+        'stream',
+        Readable.from(generate(), { objectMode: false, highWaterMark: mib }),
+      );
       assert.equal(put.size, 96 * mib);
       assert.ok(spy.maxPartsInFlight() <= 3, `${spy.maxPartsInFlight()} parts in flight`);
       // Three 8 MiB parts in flight plus the few MiB being gathered (27 MiB here), however long the stream.
@@ -116,7 +131,10 @@ describe('S3 blob store specifics', () => {
     const spy = spiedStore(freshPrefix());
     try {
       const body = Readable.from(chunks(randomBytes(20 * 1024 * 1024), 256 * 1024));
-      await assert.rejects(spy.store.putStream('over', body, { maxBytes: 17 * 1024 * 1024 }), isAppError('payload_too_large'));
+      await assert.rejects(
+        spy.store.putStream('over', body, { maxBytes: 17 * 1024 * 1024 }),
+        isAppError('payload_too_large'),
+      );
       assert.ok(count(spy.commands, 'UploadPartCommand') >= 1, 'parts were sent before the limit was hit');
       assert.equal(count(spy.commands, 'AbortMultipartUploadCommand'), 1);
       assert.equal(count(spy.commands, 'CompleteMultipartUploadCommand'), 0);
@@ -160,7 +178,11 @@ describe('S3 blob store specifics', () => {
     const store = createS3BlobStore({ ...options(freshPrefix()), client: s3.client });
     const data = randomBytes(5000);
     await store.putStream('p/blob', Readable.from([data]), { contentType: 'application/octet-stream' });
-    const url = await store.presignGet('p/blob', { expiresSeconds: 60, contentType: 'image/png', contentDisposition: 'inline; filename="x.png"' });
+    const url = await store.presignGet('p/blob', {
+      expiresSeconds: 60,
+      contentType: 'image/png',
+      contentDisposition: 'inline; filename="x.png"',
+    });
     assert.ok(url.startsWith(`${s3.endpoint}/`), url);
     const full = await request(url);
     assert.equal(full.statusCode, 200);

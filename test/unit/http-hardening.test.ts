@@ -10,7 +10,10 @@ import { makeRandom } from '../helpers/fuzz-random.js';
 function recursiveCanonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(recursiveCanonical).join(',')}]`;
   if (value && typeof value === 'object') {
-    return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${recursiveCanonical((value as Record<string, unknown>)[k])}`).join(',')}}`;
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${recursiveCanonical((value as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';
 }
@@ -22,7 +25,10 @@ describe('canonicalJson (the Idempotency-Key fingerprint)', () => {
       const value = rnd.jsonValue(6);
       assert.equal(canonicalJson(value), recursiveCanonical(value), JSON.stringify(value));
     }
-    assert.equal(canonicalJson({ b: [1, { d: null, c: 'x' }], a: true, '': -0 }), '{"":0,"a":true,"b":[1,{"c":"x","d":null}]}');
+    assert.equal(
+      canonicalJson({ b: [1, { d: null, c: 'x' }], a: true, '': -0 }),
+      '{"":0,"a":true,"b":[1,{"c":"x","d":null}]}',
+    );
     assert.equal(canonicalJson([undefined, 'é\u2028']), '[null,"é\u2028"]');
   });
 
@@ -44,7 +50,11 @@ describe('JSON body limits', () => {
     assert.equal(jsonNestsDeeperThan(nest(MAX_JSON_DEPTH), MAX_JSON_DEPTH), false);
     assert.equal(jsonNestsDeeperThan(nest(MAX_JSON_DEPTH + 1), MAX_JSON_DEPTH), true);
     assert.equal(jsonNestsDeeperThan(`{"a":"${'['.repeat(500)}"}`, 2), false);
-    assert.equal(jsonNestsDeeperThan(`{"a":"\\"${'{'.repeat(500)}"}`, 2), false, 'an escaped quote does not end the string');
+    assert.equal(
+      jsonNestsDeeperThan(`{"a":"\\"${'{'.repeat(500)}"}`, 2),
+      false,
+      'an escaped quote does not end the string',
+    );
     assert.equal(jsonNestsDeeperThan(`{"a":"\\\\",  "b":[[[1]]]}`, 3), true, 'an escaped backslash does');
     assert.equal(jsonNestsDeeperThan('[]'.repeat(10_000), 1), false, 'siblings are not nesting');
   });
@@ -65,15 +75,25 @@ describe('client errors', () => {
     assert.equal(clientErrorToAppError(err('HPE_HEADER_OVERFLOW')).status, 431);
     assert.equal(clientErrorToAppError(err('HPE_HEADER_OVERFLOW')).code, 'headers_too_large');
     assert.equal(clientErrorToAppError(err('ERR_HTTP_REQUEST_TIMEOUT')).code, 'request_timeout');
-    const bad = clientErrorToAppError(Object.assign(new Error('x'), { code: 'HPE_INVALID_HEADER_TOKEN', reason: 'Invalid header token' }));
+    const bad = clientErrorToAppError(
+      Object.assign(new Error('x'), { code: 'HPE_INVALID_HEADER_TOKEN', reason: 'Invalid header token' }),
+    );
     assert.equal(bad.code, 'bad_request');
     assert.match(bad.message, /Invalid header token/);
   });
 
   it('the raw response splitter reads Content-Length, chunked and 1xx answers', () => {
-    const raw = Buffer.from('HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhiHTTP/1.1 400 Bad\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\nHTTP/1.1 5');
+    const raw = Buffer.from(
+      'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhiHTTP/1.1 400 Bad\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\nHTTP/1.1 5',
+    );
     const { responses, rest } = splitResponses(raw);
-    assert.deepEqual(responses.map((r) => [r.status, r.body.toString()]), [[200, 'hi'], [400, 'abc']]);
+    assert.deepEqual(
+      responses.map((r) => [r.status, r.body.toString()]),
+      [
+        [200, 'hi'],
+        [400, 'abc'],
+      ],
+    );
     assert.equal(rest.toString(), 'HTTP/1.1 5');
   });
 });

@@ -25,7 +25,10 @@ describe('error mapping', () => {
     }) as unknown as FastifyError;
     const app = toAppError(err);
     assert.equal(app.code, 'validation_failed');
-    assert.deepEqual(app.details?.map((d) => d.field), ['workflow[1].next[0].width', 'url']);
+    assert.deepEqual(
+      app.details?.map((d) => d.field),
+      ['workflow[1].next[0].width', 'url'],
+    );
   });
 
   it('keeps AppErrors as they are', () => {
@@ -39,9 +42,11 @@ describe('folder and filename rules', () => {
   it('normalises folders and refuses dot segments and URL delimiters', () => {
     assert.equal(normalizeFolder('/a/b/'), 'a/b');
     assert.equal(normalizeFolder(undefined), '');
-    for (const bad of ['a/../b', './a', 'a//b', 'a?b', 'a#b', 'a%2fb', 'a\\b', 'a\u0000b']) assert.throws(() => normalizeFolder(bad), AppError, bad);
+    for (const bad of ['a/../b', './a', 'a//b', 'a?b', 'a#b', 'a%2fb', 'a\\b', 'a\u0000b'])
+      assert.throws(() => normalizeFolder(bad), AppError, bad);
     assert.equal(checkFilename('clip (1).mp4'), 'clip (1).mp4');
-    for (const bad of ['', '..', 'a/b', ' lead', 'x'.repeat(256)]) assert.throws(() => checkFilename(bad), AppError, bad);
+    for (const bad of ['', '..', 'a/b', ' lead', 'x'.repeat(256)])
+      assert.throws(() => checkFilename(bad), AppError, bad);
   });
 });
 
@@ -69,7 +74,12 @@ describe('list links', () => {
     assert.equal(past.links.next, null);
     assert.equal(past.links.prev, 'https://h/files?page=3&limit=20');
     // Filters come first in every link, encoded as a form query.
-    const filtered = listBody(req, 'https://h/events', { items: [], total: 45, page: 2, limit: 20 }, { type: 'task.completed & x/ü' });
+    const filtered = listBody(
+      req,
+      'https://h/events',
+      { items: [], total: 45, page: 2, limit: 20 },
+      { type: 'task.completed & x/ü' },
+    );
     assert.equal(filtered.links.self, 'https://h/events?type=task.completed+%26+x%2F%C3%BC&page=2&limit=20');
     assert.equal(filtered.links.last, 'https://h/events?type=task.completed+%26+x%2F%C3%BC&page=3&limit=20');
   });

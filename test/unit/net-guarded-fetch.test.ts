@@ -20,7 +20,9 @@ interface TestServer {
   server: http.Server;
 }
 
-async function startServer(handler: (req: http.IncomingMessage, res: http.ServerResponse, body: string) => void): Promise<TestServer> {
+async function startServer(
+  handler: (req: http.IncomingMessage, res: http.ServerResponse, body: string) => void,
+): Promise<TestServer> {
   const hits: string[] = [];
   const headers: http.IncomingHttpHeaders[] = [];
   const server = http.createServer(async (req, res) => {
@@ -50,20 +52,42 @@ function route(req: http.IncomingMessage, res: http.ServerResponse, body: string
     return n === 0 ? void res.end('end of chain') : void redirect(302, `/chain/${n - 1}`);
   }
   switch (url.pathname) {
-    case '/x': return void res.writeHead(200, { 'content-type': 'text/plain', 'content-length': PAYLOAD.length }).end(PAYLOAD);
-    case '/echo': return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ method: req.method, body, auth: req.headers.authorization ?? null, ua: req.headers['user-agent'], host: req.headers.host }));
+    case '/x':
+      return void res.writeHead(200, { 'content-type': 'text/plain', 'content-length': PAYLOAD.length }).end(PAYLOAD);
+    case '/echo':
+      return void res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(
+          JSON.stringify({
+            method: req.method,
+            body,
+            auth: req.headers.authorization ?? null,
+            ua: req.headers['user-agent'],
+            host: req.headers.host,
+          }),
+        );
     // Refused redirect targets stay on loopback, so even a broken guard could not send a packet elsewhere;
     // the metadata and private ranges are covered by the guard's decision alone (url-check, address-policy tests).
-    case '/to-mapped': return void redirect(302, `http://[::ffff:127.0.0.1]:${other.port}/latest/meta-data/`);
-    case '/to-unspecified': return void redirect(301, `http://0.0.0.0:${other.port}/`);
-    case '/to-other-port': return void redirect(302, `http://127.0.0.1:${other.port}/x`);
-    case '/to-ftp': return void redirect(302, 'ftp://127.0.0.1/x');
-    case '/307': return void redirect(307, '/echo');
-    case '/303': return void redirect(303, '/echo');
-    case '/302': return void redirect(302, '/echo');
-    case '/to-localhost-echo': return void redirect(307, `http://localhost:${main.port}/echo`);
-    case '/404': return void res.writeHead(404).end('nope');
-    case '/huge-declared': return void res.writeHead(200, { 'content-length': 1_000_000 }).end(Buffer.alloc(1_000_000));
+    case '/to-mapped':
+      return void redirect(302, `http://[::ffff:127.0.0.1]:${other.port}/latest/meta-data/`);
+    case '/to-unspecified':
+      return void redirect(301, `http://0.0.0.0:${other.port}/`);
+    case '/to-other-port':
+      return void redirect(302, `http://127.0.0.1:${other.port}/x`);
+    case '/to-ftp':
+      return void redirect(302, 'ftp://127.0.0.1/x');
+    case '/307':
+      return void redirect(307, '/echo');
+    case '/303':
+      return void redirect(303, '/echo');
+    case '/302':
+      return void redirect(302, '/echo');
+    case '/to-localhost-echo':
+      return void redirect(307, `http://localhost:${main.port}/echo`);
+    case '/404':
+      return void res.writeHead(404).end('nope');
+    case '/huge-declared':
+      return void res.writeHead(200, { 'content-length': 1_000_000 }).end(Buffer.alloc(1_000_000));
     case '/chunked': {
       res.writeHead(200, { 'content-type': 'application/octet-stream' }); // no length: chunked
       let sent = 0;
@@ -74,15 +98,18 @@ function route(req: http.IncomingMessage, res: http.ServerResponse, body: string
       };
       return tick();
     }
-    case '/stall-body': return void res.writeHead(200, { 'content-length': 1000 }).write('only a little');
-    case '/stall-headers': return; // never answers
+    case '/stall-body':
+      return void res.writeHead(200, { 'content-length': 1000 }).write('only a little');
+    case '/stall-headers':
+      return; // never answers
     case '/dribble': {
       res.writeHead(200);
       const timer = setInterval(() => res.write('.'), 30);
       res.on('close', () => clearInterval(timer));
       return;
     }
-    default: res.writeHead(500).end();
+    default:
+      res.writeHead(500).end();
   }
 }
 
@@ -101,7 +128,10 @@ function policy(over: Partial<UrlPolicy> = {}): UrlPolicy {
 }
 
 /** Loopback-only resolver: never falls through to system DNS. */
-function loopbackLookup(calls: string[] = [], answers: Record<string, string[]> = { localhost: ['127.0.0.1'] }): LookupFn {
+function loopbackLookup(
+  calls: string[] = [],
+  answers: Record<string, string[]> = { localhost: ['127.0.0.1'] },
+): LookupFn {
   return async (hostname) => {
     calls.push(hostname);
     const addrs = answers[hostname];
@@ -143,8 +173,14 @@ describe('guarded client: address guard', () => {
     const c = client({ allowHosts: [] });
     const before = main.hits.length;
     const dest = path.join(dir, 'a');
-    await assert.rejects(c.download(`${base}/x`, dest), expectCode('source_refused', /127\.0\.0\.1 is a loopback address/));
-    await assert.rejects(c.download(`http://localhost:${main.port}/x`, dest), expectCode('source_refused', /localhost resolves to 127\.0\.0\.1/));
+    await assert.rejects(
+      c.download(`${base}/x`, dest),
+      expectCode('source_refused', /127\.0\.0\.1 is a loopback address/),
+    );
+    await assert.rejects(
+      c.download(`http://localhost:${main.port}/x`, dest),
+      expectCode('source_refused', /localhost resolves to 127\.0\.0\.1/),
+    );
     await assert.rejects(c.request(`http://[::ffff:127.0.0.1]:${main.port}/x`), expectCode('source_refused'));
     assert.equal(main.hits.length, before);
     assert.equal(existsSync(dest), false);
@@ -164,9 +200,18 @@ describe('guarded client: address guard', () => {
 
   it('(c) refuses redirects from a trusted origin into non-public addresses (IPv4-mapped, unspecified, untrusted loopback)', async () => {
     const c = client();
-    await assert.rejects(c.download(`${base}/to-mapped`, path.join(dir, 'c1')), expectCode('source_refused', /loopback/));
-    await assert.rejects(c.download(`${base}/to-unspecified`, path.join(dir, 'c2')), expectCode('source_refused', /unspecified|0\.0\.0\.0/));
-    await assert.rejects(c.download(`${base}/to-other-port`, path.join(dir, 'c3')), expectCode('source_refused', /loopback/));
+    await assert.rejects(
+      c.download(`${base}/to-mapped`, path.join(dir, 'c1')),
+      expectCode('source_refused', /loopback/),
+    );
+    await assert.rejects(
+      c.download(`${base}/to-unspecified`, path.join(dir, 'c2')),
+      expectCode('source_refused', /unspecified|0\.0\.0\.0/),
+    );
+    await assert.rejects(
+      c.download(`${base}/to-other-port`, path.join(dir, 'c3')),
+      expectCode('source_refused', /loopback/),
+    );
     await assert.rejects(c.request(`${base}/to-ftp`), expectCode('source_refused', /redirected to a URL we refuse/));
     assert.equal(other.hits.length, 0);
     await c.close();
@@ -190,10 +235,15 @@ describe('guarded client: address guard', () => {
   });
 
   it('the connector re-checks at connect time and refuses a private or mixed answer', async () => {
-    const connect = createPinnedConnector(policy({ allowHosts: [] }), loopbackLookup([], { 'rebind.test': ['127.0.0.2'], 'mixed.test': ['127.0.0.1', '127.0.0.3'] }));
+    const connect = createPinnedConnector(
+      policy({ allowHosts: [] }),
+      loopbackLookup([], { 'rebind.test': ['127.0.0.2'], 'mixed.test': ['127.0.0.1', '127.0.0.3'] }),
+    );
     for (const hostname of ['rebind.test', 'mixed.test']) {
       const err = await new Promise<Error | null>((resolve) =>
-        connect({ protocol: 'http:', hostname, host: `${hostname}:${main.port}`, port: String(main.port) }, (...args) => resolve(args[0])),
+        connect({ protocol: 'http:', hostname, host: `${hostname}:${main.port}`, port: String(main.port) }, (...args) =>
+          resolve(args[0]),
+        ),
       );
       assert.ok(isAppError(err) && err.code === 'source_refused', String(err));
     }
@@ -202,7 +252,10 @@ describe('guarded client: address guard', () => {
   it('the connector connects to exactly the vetted address', async () => {
     const connect = createPinnedConnector(policy({ allowHosts: [`localhost:${main.port}`] }), loopbackLookup());
     const socket = await new Promise<Socket>((resolve, reject) =>
-      connect({ protocol: 'http:', hostname: 'localhost', host: `localhost:${main.port}`, port: String(main.port) }, (e, s) => (e ? reject(e) : resolve(s as Socket))),
+      connect(
+        { protocol: 'http:', hostname: 'localhost', host: `localhost:${main.port}`, port: String(main.port) },
+        (e, s) => (e ? reject(e) : resolve(s as Socket)),
+      ),
     );
     assert.equal(socket.remoteAddress, '127.0.0.1');
     socket.destroy();
@@ -234,9 +287,19 @@ describe('guarded client: redirects', () => {
 
   it('(i) follows a 307 within the allowed origin, keeping method and body', async () => {
     const c = client();
-    const res = await c.request(`${base}/307`, { method: 'POST', body: 'payload', headers: { 'content-type': 'text/plain' } });
+    const res = await c.request(`${base}/307`, {
+      method: 'POST',
+      body: 'payload',
+      headers: { 'content-type': 'text/plain' },
+    });
     assert.equal(res.url, `${base}/echo`);
-    assert.deepEqual(JSON.parse(await res.body.text()), { method: 'POST', body: 'payload', auth: null, ua: 'mediad-test/1', host: `127.0.0.1:${main.port}` });
+    assert.deepEqual(JSON.parse(await res.body.text()), {
+      method: 'POST',
+      body: 'payload',
+      auth: null,
+      ua: 'mediad-test/1',
+      host: `127.0.0.1:${main.port}`,
+    });
     await c.close();
   });
 
@@ -291,7 +354,10 @@ describe('guarded client: limits and failures', () => {
 
   it('enforces the total deadline even while bytes keep trickling in', async () => {
     const c = client({ idleTimeoutMs: 1000, totalTimeoutMs: 300 });
-    await assert.rejects(c.download(`${base}/dribble`, path.join(dir, 'dl')), expectCode('source_timeout', /longer than 300 ms/));
+    await assert.rejects(
+      c.download(`${base}/dribble`, path.join(dir, 'dl')),
+      expectCode('source_timeout', /longer than 300 ms/),
+    );
     await c.close();
   });
 
@@ -305,7 +371,10 @@ describe('guarded client: limits and failures', () => {
 
   it('(g) reports a 404 as source_rejected (permanent)', async () => {
     const c = client();
-    await assert.rejects(c.download(`${base}/404`, path.join(dir, 'g')), expectCode('source_rejected', /answered 404 Not Found/));
+    await assert.rejects(
+      c.download(`${base}/404`, path.join(dir, 'g')),
+      expectCode('source_rejected', /answered 404 Not Found/),
+    );
     const res = await c.request(`${base}/404`); // request() hands non-2xx to the caller
     assert.equal(res.status, 404);
     await res.body.dump();
@@ -334,7 +403,10 @@ describe('guarded client: limits and failures', () => {
     closed.server.close();
     await once(closed.server, 'close');
     const c = client({ allowHosts: [`127.0.0.1:${port}`] });
-    await assert.rejects(c.request(`http://127.0.0.1:${port}/x`), expectCode('source_unreachable', /connection refused/));
+    await assert.rejects(
+      c.request(`http://127.0.0.1:${port}/x`),
+      expectCode('source_unreachable', /connection refused/),
+    );
     await c.close();
   });
 });

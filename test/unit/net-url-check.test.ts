@@ -41,7 +41,13 @@ describe('parseFetchUrl', () => {
     assert.equal(parseFetchUrl('https://example.com').hostname, 'example.com');
   });
 
-  for (const raw of ['ftp://example.com/x', 'file:///etc/passwd', 'javascript:alert(1)', 'data:text/plain,hi', 'gopher://x/']) {
+  for (const raw of [
+    'ftp://example.com/x',
+    'file:///etc/passwd',
+    'javascript:alert(1)',
+    'data:text/plain,hi',
+    'gopher://x/',
+  ]) {
     it(`refuses ${raw.split(':')[0]}: URLs`, () => {
       assert.throws(() => parseFetchUrl(raw), expectCode('source_refused', /only http: and https:/));
     });
@@ -63,7 +69,10 @@ describe('resolveAndCheck', () => {
   it('refuses a name that resolves to the metadata address', async () => {
     await assert.rejects(
       resolveAndCheck(new URL('http://evil.test/latest'), STRICT, fakeLookup()),
-      expectCode('source_refused', /evil\.test resolves to 169\.254\.169\.254, which is a link-local address; set MEDIAD_ALLOW_PRIVATE_URLS=true/),
+      expectCode(
+        'source_refused',
+        /evil\.test resolves to 169\.254\.169\.254, which is a link-local address; set MEDIAD_ALLOW_PRIVATE_URLS=true/,
+      ),
     );
   });
 
@@ -75,11 +84,16 @@ describe('resolveAndCheck', () => {
   });
 
   it('refuses IPv4-mapped loopback answers', async () => {
-    await assert.rejects(resolveAndCheck(new URL('http://mapped.test/'), STRICT, fakeLookup()), expectCode('source_refused', /loopback/));
+    await assert.rejects(
+      resolveAndCheck(new URL('http://mapped.test/'), STRICT, fakeLookup()),
+      expectCode('source_refused', /loopback/),
+    );
   });
 
   it('returns every vetted address for a public name', async () => {
-    assert.deepEqual(await resolveAndCheck(new URL('http://ok.test/'), STRICT, fakeLookup()), [{ address: '93.184.216.34', family: 4 }]);
+    assert.deepEqual(await resolveAndCheck(new URL('http://ok.test/'), STRICT, fakeLookup()), [
+      { address: '93.184.216.34', family: 4 },
+    ]);
     assert.deepEqual(await resolveAndCheck(new URL('https://dual.test/'), STRICT, fakeLookup()), [
       { address: '93.184.216.34', family: 4 },
       { address: '2606:4700:4700::1111', family: 6 },
@@ -92,11 +106,23 @@ describe('resolveAndCheck', () => {
       resolveAndCheck(new URL('http://10.0.0.1/'), STRICT, fakeLookup(calls)),
       expectCode('source_refused', /^refusing to fetch http:\/\/10\.0\.0\.1\/: 10\.0\.0\.1 is a private address/),
     );
-    await assert.rejects(resolveAndCheck(new URL('http://[::1]:8080/'), STRICT, fakeLookup(calls)), expectCode('source_refused', /::1 is a loopback/));
-    await assert.rejects(resolveAndCheck(new URL('http://[::ffff:169.254.169.254]/'), STRICT, fakeLookup(calls)), expectCode('source_refused'));
+    await assert.rejects(
+      resolveAndCheck(new URL('http://[::1]:8080/'), STRICT, fakeLookup(calls)),
+      expectCode('source_refused', /::1 is a loopback/),
+    );
+    await assert.rejects(
+      resolveAndCheck(new URL('http://[::ffff:169.254.169.254]/'), STRICT, fakeLookup(calls)),
+      expectCode('source_refused'),
+    );
     // WHATWG URL normalises odd IPv4 spellings to dotted quads before we see them
-    await assert.rejects(resolveAndCheck(new URL('http://2130706433/'), STRICT, fakeLookup(calls)), expectCode('source_refused', /127\.0\.0\.1/));
-    await assert.rejects(resolveAndCheck(new URL('http://0x7f.1/'), STRICT, fakeLookup(calls)), expectCode('source_refused', /127\.0\.0\.1/));
+    await assert.rejects(
+      resolveAndCheck(new URL('http://2130706433/'), STRICT, fakeLookup(calls)),
+      expectCode('source_refused', /127\.0\.0\.1/),
+    );
+    await assert.rejects(
+      resolveAndCheck(new URL('http://0x7f.1/'), STRICT, fakeLookup(calls)),
+      expectCode('source_refused', /127\.0\.0\.1/),
+    );
     assert.deepEqual(await resolveAndCheck(new URL('http://[2606:4700:4700::1111]/'), STRICT, fakeLookup(calls)), [
       { address: '2606:4700:4700::1111', family: 6 },
     ]);
@@ -104,34 +130,56 @@ describe('resolveAndCheck', () => {
   });
 
   it('does not echo the query string in refusals', async () => {
-    await assert.rejects(resolveAndCheck(new URL('http://10.0.0.1/x?token=secret'), STRICT, fakeLookup()), (err: Error) => {
-      assert.doesNotMatch(err.message, /secret/);
-      return true;
-    });
+    await assert.rejects(
+      resolveAndCheck(new URL('http://10.0.0.1/x?token=secret'), STRICT, fakeLookup()),
+      (err: Error) => {
+        assert.doesNotMatch(err.message, /secret/);
+        return true;
+      },
+    );
   });
 
   it('maps resolution failures to source_unreachable', async () => {
-    await assert.rejects(resolveAndCheck(new URL('http://nowhere.test/'), STRICT, fakeLookup()), expectCode('source_unreachable', /ENOTFOUND/));
-    await assert.rejects(resolveAndCheck(new URL('http://empty.test/'), STRICT, fakeLookup()), expectCode('source_unreachable'));
+    await assert.rejects(
+      resolveAndCheck(new URL('http://nowhere.test/'), STRICT, fakeLookup()),
+      expectCode('source_unreachable', /ENOTFOUND/),
+    );
+    await assert.rejects(
+      resolveAndCheck(new URL('http://empty.test/'), STRICT, fakeLookup()),
+      expectCode('source_unreachable'),
+    );
   });
 
   it('allowPrivate allows everything', async () => {
     const open = { allowPrivate: true, allowHosts: [] };
-    assert.deepEqual(await resolveAndCheck(new URL('http://evil.test/'), open, fakeLookup()), [{ address: '169.254.169.254', family: 4 }]);
+    assert.deepEqual(await resolveAndCheck(new URL('http://evil.test/'), open, fakeLookup()), [
+      { address: '169.254.169.254', family: 4 },
+    ]);
     assert.equal((await resolveAndCheck(new URL('http://127.0.0.1/'), open, fakeLookup())).length, 1);
   });
 
   it('allowHosts bypasses classification for exactly the listed host or host:port', async () => {
     const trusted = { allowPrivate: false, allowHosts: ['internal.test:8080', '10.9.9.9', '[fd00::1]:443'] };
     const lookup = fakeLookup();
-    assert.deepEqual(await resolveAndCheck(new URL('http://internal.test:8080/x'), trusted, lookup), [{ address: '10.1.2.3', family: 4 }]);
-    await assert.rejects(resolveAndCheck(new URL('http://internal.test:8081/x'), trusted, lookup), expectCode('source_refused'));
-    await assert.rejects(resolveAndCheck(new URL('http://internal.test/x'), trusted, lookup), expectCode('source_refused'));
+    assert.deepEqual(await resolveAndCheck(new URL('http://internal.test:8080/x'), trusted, lookup), [
+      { address: '10.1.2.3', family: 4 },
+    ]);
+    await assert.rejects(
+      resolveAndCheck(new URL('http://internal.test:8081/x'), trusted, lookup),
+      expectCode('source_refused'),
+    );
+    await assert.rejects(
+      resolveAndCheck(new URL('http://internal.test/x'), trusted, lookup),
+      expectCode('source_refused'),
+    );
     assert.equal((await resolveAndCheck(new URL('http://10.9.9.9:1234/'), trusted, lookup)).length, 1);
     assert.equal((await resolveAndCheck(new URL('https://[fd00::1]/'), trusted, lookup)).length, 1);
     await assert.rejects(resolveAndCheck(new URL('http://[fd00::1]/'), trusted, lookup), expectCode('source_refused'));
     // the bypass is per host: other private hosts stay refused
-    await assert.rejects(resolveAndCheck(new URL('http://evil.test:8080/'), trusted, lookup), expectCode('source_refused'));
+    await assert.rejects(
+      resolveAndCheck(new URL('http://evil.test:8080/'), trusted, lookup),
+      expectCode('source_refused'),
+    );
   });
 });
 

@@ -13,13 +13,29 @@ describe('parseRange (RFC 9110 14.1)', () => {
   });
 
   it('is unsatisfiable past the end, for a zero suffix and for an empty file', () => {
-    for (const [h, size] of [['bytes=10-', 10], ['bytes=10-20', 10], ['bytes=-0', 10], ['bytes=0-', 0], ['bytes=-5', 0], ['bytes=5-2', 10]] as const) {
+    for (const [h, size] of [
+      ['bytes=10-', 10],
+      ['bytes=10-20', 10],
+      ['bytes=-0', 10],
+      ['bytes=0-', 0],
+      ['bytes=-5', 0],
+      ['bytes=5-2', 10],
+    ] as const) {
       assert.deepEqual(parseRange(h, size), { kind: 'unsatisfiable' }, h);
     }
   });
 
   it('falls back to the whole body for no header, multiple ranges, other units and garbage', () => {
-    for (const h of [undefined, '', 'bytes=0-1,3-4', 'items=0-1', 'bytes=-', 'bytes=a-b', 'bytes=1.5-2', 'bytes=-1-2']) {
+    for (const h of [
+      undefined,
+      '',
+      'bytes=0-1,3-4',
+      'items=0-1',
+      'bytes=-',
+      'bytes=a-b',
+      'bytes=1.5-2',
+      'bytes=-1-2',
+    ]) {
       assert.deepEqual(parseRange(h, 10), { kind: 'full' }, String(h));
     }
   });
@@ -31,6 +47,7 @@ describe('etagMatches (weak comparison, for If-None-Match)', () => {
   });
 
   it('does not match other tags, substrings or a missing header', () => {
-    for (const h of [undefined, '', '"b"', '"ab"', 'a', '"a', '"x", "y"']) assert.equal(etagMatches(h, '"a"'), false, String(h));
+    for (const h of [undefined, '', '"b"', '"ab"', 'a', '"a', '"x", "y"'])
+      assert.equal(etagMatches(h, '"a"'), false, String(h));
   });
 });

@@ -37,16 +37,27 @@ describe('sliding window decision', () => {
   });
 
   it('a client that waits Retry-After is allowed', () => {
-    for (const [elapsed, counts] of [[1_000, { current: 7, previous: 0 }], [45_500, { current: 2, previous: 20 }], [59_999, { current: 6, previous: 30 }], [20_000, { current: 4, previous: 3 }]] as const) {
+    for (const [elapsed, counts] of [
+      [1_000, { current: 7, previous: 0 }],
+      [45_500, { current: 2, previous: 20 }],
+      [59_999, { current: 6, previous: 30 }],
+      [20_000, { current: 4, previous: 3 }],
+    ] as const) {
       const d = decide(5, T0 + elapsed, counts);
       assert.equal(d.allowed, false);
       const at = T0 + elapsed + d.retryAfterSeconds! * 1000;
       const rolled = windowIndex(at) !== windowIndex(T0 + elapsed);
-      const next = rolled ? { current: 1, previous: windowIndex(at) - windowIndex(T0) === 1 ? counts.current : 0 } : { current: counts.current + 1, previous: counts.previous };
+      const next = rolled
+        ? { current: 1, previous: windowIndex(at) - windowIndex(T0) === 1 ? counts.current : 0 }
+        : { current: counts.current + 1, previous: counts.previous };
       assert.equal(decide(5, at, next).allowed, true, `elapsed ${elapsed}`);
       const early = T0 + elapsed + (d.retryAfterSeconds! - 1) * 1000;
       if (d.retryAfterSeconds! > 1 && windowIndex(early) === windowIndex(T0 + elapsed)) {
-        assert.equal(decide(5, early, { current: counts.current + 1, previous: counts.previous }).allowed, false, `early ${elapsed}`);
+        assert.equal(
+          decide(5, early, { current: counts.current + 1, previous: counts.previous }).allowed,
+          false,
+          `early ${elapsed}`,
+        );
       }
     }
   });

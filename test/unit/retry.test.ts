@@ -7,8 +7,10 @@ import { nextDelayMs, parseRetryAfter, RETRY_SCHEDULE_MS } from '../../src/webho
 
 describe('task retry policy', () => {
   it('retries what may pass next time and fails the rest at once', () => {
-    for (const code of ['source_unreachable', 'source_timeout'] as const) assert.equal(classifyFailure(new AppError(code, 'x')).transient, true, code);
-    for (const code of ['source_rejected', 'source_refused', 'media_unsupported', 'media_limit_exceeded'] as const) assert.equal(classifyFailure(new AppError(code, 'x')).transient, false, code);
+    for (const code of ['source_unreachable', 'source_timeout'] as const)
+      assert.equal(classifyFailure(new AppError(code, 'x')).transient, true, code);
+    for (const code of ['source_rejected', 'source_refused', 'media_unsupported', 'media_limit_exceeded'] as const)
+      assert.equal(classifyFailure(new AppError(code, 'x')).transient, false, code);
     const noAudio = classifyFailure(new MediaTransformError('no_audio_stream', 'no audio'));
     assert.deepEqual([noAudio.code, noAudio.transient], ['no_audio_stream', false]);
     assert.equal(classifyFailure(Object.assign(new Error('t'), { reason: 'timeout' })).code, 'task_timeout');
@@ -19,18 +21,37 @@ describe('task retry policy', () => {
 
   it('backs off exponentially with bounded jitter', () => {
     const policy = { maxAttempts: 5, backoffMs: 1000, timeoutMs: 1 };
-    assert.equal(backoffDelay(policy, 1, () => 0.5), 1000);
-    assert.equal(backoffDelay(policy, 3, () => 0.5), 4000);
-    assert.equal(backoffDelay(policy, 3, () => 0), 3200);
-    assert.equal(backoffDelay(policy, 3, () => 1), 4800);
+    assert.equal(
+      backoffDelay(policy, 1, () => 0.5),
+      1000,
+    );
+    assert.equal(
+      backoffDelay(policy, 3, () => 0.5),
+      4000,
+    );
+    assert.equal(
+      backoffDelay(policy, 3, () => 0),
+      3200,
+    );
+    assert.equal(
+      backoffDelay(policy, 3, () => 1),
+      4800,
+    );
   });
 });
 
 describe('webhook schedule', () => {
   it('follows immediately, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, then stops', () => {
-    assert.deepEqual(RETRY_SCHEDULE_MS.map((_, i) => nextDelayMs(i, null, () => 0.5)), [0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]);
+    assert.deepEqual(
+      RETRY_SCHEDULE_MS.map((_, i) => nextDelayMs(i, null, () => 0.5)),
+      [0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
+    );
     assert.equal(nextDelayMs(RETRY_SCHEDULE_MS.length), null);
-    assert.equal(nextDelayMs(1, 60_000, () => 0.5), 60_000, 'Retry-After wins when later');
+    assert.equal(
+      nextDelayMs(1, 60_000, () => 0.5),
+      60_000,
+      'Retry-After wins when later',
+    );
   });
 
   it('reads Retry-After as seconds or a date', () => {

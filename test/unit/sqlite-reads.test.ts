@@ -11,12 +11,28 @@ import { bumpCounter } from '../../src/db/queries/counters.js';
 import { readCounter, readFilesPageJson } from '../../src/db/hot-reads.js';
 import { toFileObject } from '../../src/shapes/files.js';
 
-
 /** A files row of a project, created at `at` (foreign keys are off in these tests). */
 function fileRow(projectId: string, id: string, at: string) {
   return {
-    id, project_id: projectId, media_id: 'med_x', kind: 'image', format: 'png', type: 'image/png', width: 2, height: 2, duration: null, filesize: 10,
-    folder: '', filename: `${id}.png`, ref: null, metadata: '{}', status: 'ready', blob_key: `projects/${projectId}/files/${id}`, probe: null, created: at, updated: at,
+    id,
+    project_id: projectId,
+    media_id: 'med_x',
+    kind: 'image',
+    format: 'png',
+    type: 'image/png',
+    width: 2,
+    height: 2,
+    duration: null,
+    filesize: 10,
+    folder: '',
+    filename: `${id}.png`,
+    ref: null,
+    metadata: '{}',
+    status: 'ready',
+    blob_key: `projects/${projectId}/files/${id}`,
+    probe: null,
+    created: at,
+    updated: at,
   };
 }
 
@@ -24,7 +40,11 @@ function fileRow(projectId: string, id: string, at: string) {
  * Opens a transaction that adds delta to a counter and stays open (across real waits, as one
  * awaiting I/O would) until release(); it then rolls back, so tx rejects with "roll back".
  */
-async function openBump(db: Kysely<Database>, projectId: string, delta: number): Promise<{ tx: Promise<void>; release: () => void }> {
+async function openBump(
+  db: Kysely<Database>,
+  projectId: string,
+  delta: number,
+): Promise<{ tx: Promise<void>; release: () => void }> {
   let inside!: () => void;
   const opened = new Promise<void>((resolve) => (inside = resolve));
   let release!: () => void;
@@ -49,12 +69,17 @@ describe('SQLite fast reads', async () => {
   after(() => database.close());
 
   it('rebuilds rows as plain objects with every column, nulls and numbers intact', async () => {
-    const { rows } = await sql<{ a: number; b: string | null; c: number; '__x': string }>`select 1 as a, null as b, 2.5 as c, 'y' as "__x"`.execute(db);
+    const { rows } = await sql<{
+      a: number;
+      b: string | null;
+      c: number;
+      __x: string;
+    }>`select 1 as a, null as b, 2.5 as c, 'y' as "__x"`.execute(db);
     assert.deepEqual(rows, [{ a: 1, b: null, c: 2.5, __x: 'y' }]);
     assert.equal(Object.getPrototypeOf(rows[0]), Object.prototype);
   });
 
-  it('a column named __proto__ never becomes a row\'s prototype', async () => {
+  it("a column named __proto__ never becomes a row's prototype", async () => {
     const { rows } = await sql<Record<string, unknown>>`select ${sql.lit('{}')} as "__proto__", 1 as a`.execute(db);
     assert.equal(Object.getPrototypeOf(rows[0]), Object.prototype);
     assert.equal(rows[0]!.a, 1);
@@ -94,7 +119,6 @@ describe('SQLite fast reads', async () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
-
 });
 
 // A SQLite file database answers its compiled reads from a second connection on a thread of
@@ -118,7 +142,11 @@ describe('SQLite reader thread', async () => {
     // Inside a transaction a read is given the transaction's handle, with no reader: it stays on that connection.
     await db.transaction().execute(async (trx) => {
       await bumpCounter(trx, 'prj_in', 'files', 1);
-      assert.equal(await readCounter({ db: trx, reader: null }, 'prj_in', 'files'), 1, 'the transaction sees its own write');
+      assert.equal(
+        await readCounter({ db: trx, reader: null }, 'prj_in', 'files'),
+        1,
+        'the transaction sees its own write',
+      );
       assert.equal(await readCounter(database, 'prj_in', 'files'), 0, 'the reader thread does not');
     });
     await db.deleteFrom('counters').where('project_id', '=', 'prj_in').execute();
@@ -129,8 +157,13 @@ describe('SQLite reader thread', async () => {
     }
     // Many reads in one turn of the event loop travel as one batch and each gets its own answer.
     await db.transaction().execute((trx) => bumpCounter(trx, 'prj_u', 'files', 7));
-    const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => readCounter(database, i % 2 ? 'prj_t' : 'prj_u', 'files')));
-    assert.deepEqual(answers, Array.from({ length: 50 }, (_, i) => (i % 2 ? 3 : 7)));
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => readCounter(database, i % 2 ? 'prj_t' : 'prj_u', 'files')),
+    );
+    assert.deepEqual(
+      answers,
+      Array.from({ length: 50 }, (_, i) => (i % 2 ? 3 : 7)),
+    );
   });
 
   it('builds rows as plain objects, and follows a schema change made by another connection', async () => {
@@ -144,7 +177,10 @@ describe('SQLite reader thread', async () => {
       assert.deepEqual(await readerThread()!.query('select * from t', []), [{ a: 1, b: 'x' }]);
       assert.deepEqual(await readerThread()!.query('select * from t where a = ?', [2]), []);
       // Values JSON cannot carry (they go by structured clone) come back as they are.
-      const [odd] = (await readerThread()!.query(`select x'0102' as b, 9e999 as inf`, [])) as { b: Uint8Array; inf: number }[];
+      const [odd] = (await readerThread()!.query(`select x'0102' as b, 9e999 as inf`, [])) as {
+        b: Uint8Array;
+        inf: number;
+      }[];
       assert.deepEqual([...odd!.b], [1, 2]);
       assert.equal(odd!.inf, Infinity);
       // ...and strings that JSON must escape survive the JSON path unchanged.
@@ -165,19 +201,31 @@ describe('SQLite reader thread', async () => {
 
   it('reports a failed query without failing the thread, and can never write', async () => {
     const reader = readerThread()!;
-    await assert.rejects(reader.query('select * from no_such_table', []), (err: Error & { code?: string }) => /no such table/.test(err.message) && err.code === 'SQLITE_ERROR');
+    await assert.rejects(
+      reader.query('select * from no_such_table', []),
+      (err: Error & { code?: string }) => /no such table/.test(err.message) && err.code === 'SQLITE_ERROR',
+    );
     await assert.rejects(reader.query('delete from counters', []), /read-only/);
-    await assert.rejects(reader.query("insert into counters (project_id, resource, count) values ('p', 'files', 1) returning count", []), /read-only/);
+    await assert.rejects(
+      reader.query("insert into counters (project_id, resource, count) values ('p', 'files', 1) returning count", []),
+      /read-only/,
+    );
     assert.ok(reader.usable);
     assert.equal(await readCounter(database, 'prj_t', 'files'), 3);
   });
 
   it('renders rows as JSON on the thread, with a renderer of the closed table', async () => {
     const url = 'https://media.example';
-    const rows = [fileRow('prj_r', 'file_a', '2026-01-01T00:00:00.000Z'), fileRow('prj_r', 'file_b', '2026-01-02T00:00:00.000Z')];
+    const rows = [
+      fileRow('prj_r', 'file_a', '2026-01-01T00:00:00.000Z'),
+      fileRow('prj_r', 'file_b', '2026-01-02T00:00:00.000Z'),
+    ];
     await db.insertInto('files').values(rows).execute();
     const expected = (rs: typeof rows) => JSON.parse(JSON.stringify(rs.map((r) => toFileObject(url, r)))) as unknown;
-    assert.deepEqual(JSON.parse(await readFilesPageJson(database, url, 'prj_r', 20, 0)), expected([rows[1]!, rows[0]!]));
+    assert.deepEqual(
+      JSON.parse(await readFilesPageJson(database, url, 'prj_r', 20, 0)),
+      expected([rows[1]!, rows[0]!]),
+    );
     assert.deepEqual(JSON.parse(await readFilesPageJson(database, url, 'prj_none', 20, 0)), []);
     // A commit is seen by the next rendered read, as by any other.
     const third = fileRow('prj_r', 'file_c', '2026-01-03T00:00:00.000Z');
@@ -197,6 +245,9 @@ describe('SQLite reader thread', async () => {
     assert.equal(await readCounter(database, 'prj_t', 'files'), 4);
     // Rendered reads give the same text, rendered here.
     const url = 'https://media.example';
-    assert.deepEqual((JSON.parse(await readFilesPageJson(database, url, 'prj_r', 20, 0)) as { id: string }[]).map((f) => f.id), ['file_c', 'file_b', 'file_a']);
+    assert.deepEqual(
+      (JSON.parse(await readFilesPageJson(database, url, 'prj_r', 20, 0)) as { id: string }[]).map((f) => f.id),
+      ['file_c', 'file_b', 'file_a'],
+    );
   });
 });

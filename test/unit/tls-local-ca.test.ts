@@ -29,7 +29,8 @@ describe('local TLS', () => {
     assert.equal(first.created, true);
     assert.equal(first.caCertPath, path.join(dir, 'ca.crt'));
     assert.equal((await stat(dir)).mode & 0o777, 0o700);
-    for (const key of ['ca.key', 'server.key']) assert.equal((await stat(path.join(dir, key))).mode & 0o777, 0o600, key);
+    for (const key of ['ca.key', 'server.key'])
+      assert.equal((await stat(path.join(dir, key))).mode & 0o777, 0o600, key);
     assert.equal(await readFile(path.join(dir, 'server.crt'), 'utf8'), first.cert);
     assert.ok(logs.some((l) => l.includes('created local CA')));
   });
@@ -101,18 +102,28 @@ describe('local TLS', () => {
     const leaf = new X509Certificate(next.cert);
     assert.equal(leaf.checkHost('new.example.test'), 'new.example.test');
     assert.ok(leaf.verify((await caCert()).publicKey));
-    assert.equal((await ensureLocalTls({ dir, hosts: ['new.example.test'] })).created, false, 'a subset is still covered');
+    assert.equal(
+      (await ensureLocalTls({ dir, hosts: ['new.example.test'] })).created,
+      false,
+      'a subset is still covered',
+    );
   });
 
   it('reissues a server cert that expires within 30 days', async () => {
-    const ca = { certPem: await readFile(path.join(dir, 'ca.crt'), 'utf8'), keyPem: await readFile(path.join(dir, 'ca.key'), 'utf8') };
+    const ca = {
+      certPem: await readFile(path.join(dir, 'ca.crt'), 'utf8'),
+      keyPem: await readFile(path.join(dir, 'ca.key'), 'utf8'),
+    };
     const short = await issueServerCert(ca, normalizeTlsHosts([]), { days: 10 });
     await writeFile(path.join(dir, 'server.crt'), short.certPem);
     await writeFile(path.join(dir, 'server.key'), short.keyPem);
     const msgs: string[] = [];
     const next = await ensureLocalTls({ dir, hosts: [], log: (m) => msgs.push(m) });
     assert.equal(next.created, true);
-    assert.ok(msgs.some((m) => m.includes('expires')), msgs.join('\n'));
+    assert.ok(
+      msgs.some((m) => m.includes('expires')),
+      msgs.join('\n'),
+    );
     assert.ok(Date.parse(new X509Certificate(next.cert).validTo) - Date.now() > 800 * DAY);
   });
 
@@ -141,10 +152,13 @@ describe('local TLS', () => {
 
 describe('normalizeTlsHosts', () => {
   it('always adds the loopback names and canonicalises', () => {
-    assert.deepEqual(normalizeTlsHosts(['Media.Example.TEST.', '[0:0:0:0:0:0:0:1]', '10.0.0.1', '*.Apps.test', 'bücher.test']), {
-      dns: ['localhost', 'media.example.test', '*.apps.test', 'xn--bcher-kva.test'],
-      ips: ['127.0.0.1', '::1', '10.0.0.1'],
-    });
+    assert.deepEqual(
+      normalizeTlsHosts(['Media.Example.TEST.', '[0:0:0:0:0:0:0:1]', '10.0.0.1', '*.Apps.test', 'bücher.test']),
+      {
+        dns: ['localhost', 'media.example.test', '*.apps.test', 'xn--bcher-kva.test'],
+        ips: ['127.0.0.1', '::1', '10.0.0.1'],
+      },
+    );
   });
 });
 
@@ -153,9 +167,15 @@ describe('trustInstructions', () => {
     const text = trustInstructions('/var/lib/mediad/tls/ca.crt');
     assert.match(text, /NODE_EXTRA_CA_CERTS=\/var\/lib\/mediad\/tls\/ca\.crt/);
     assert.match(text, /curl --cacert \/var\/lib\/mediad\/tls\/ca\.crt https:\/\/localhost:8443\/health/);
-    assert.match(text, /cp \/var\/lib\/mediad\/tls\/ca\.crt \/usr\/local\/share\/ca-certificates\/mediad-local-ca\.crt && update-ca-certificates/);
-    assert.match(trustInstructions("/srv/my data/ca.crt"), /--cacert '\/srv\/my data\/ca\.crt'/);
-    assert.match(trustInstructions('/x/ca.crt', 'https://media.example.test/'), /--cacert \/x\/ca\.crt https:\/\/media\.example\.test\/health$/m);
+    assert.match(
+      text,
+      /cp \/var\/lib\/mediad\/tls\/ca\.crt \/usr\/local\/share\/ca-certificates\/mediad-local-ca\.crt && update-ca-certificates/,
+    );
+    assert.match(trustInstructions('/srv/my data/ca.crt'), /--cacert '\/srv\/my data\/ca\.crt'/);
+    assert.match(
+      trustInstructions('/x/ca.crt', 'https://media.example.test/'),
+      /--cacert \/x\/ca\.crt https:\/\/media\.example\.test\/health$/m,
+    );
   });
 });
 

@@ -22,7 +22,9 @@ before(async () => {
   ({ db, close } = openDatabase({ dialect: 'sqlite', file: ':memory:' }));
   await migrate(db);
   deps = {
-    db, clock: { now: () => new Date() }, log: pino({ level: 'silent' }),
+    db,
+    clock: { now: () => new Date() },
+    log: pino({ level: 'silent' }),
     config: { fetch: { allowPrivate: false, allowHosts: [] } },
   } as unknown as Deps;
   ({ project_id: projectId } = await createKey(deps, 'unit', 'fanout'));
@@ -30,11 +32,18 @@ before(async () => {
 after(() => close());
 
 async function event(type: 'media.created' | 'task.completed'): Promise<EventRow> {
-  const id = await db.transaction().execute((trx) => recordEvent(trx, projectId, type, { id: 'med_x', object: 'media' }, new Date().toISOString()));
-  return db.selectFrom('events').select(['seq', 'id', 'project_id', 'type', 'data', 'created', 'chain']).where('id', '=', id).executeTakeFirstOrThrow();
+  const id = await db
+    .transaction()
+    .execute((trx) => recordEvent(trx, projectId, type, { id: 'med_x', object: 'media' }, new Date().toISOString()));
+  return db
+    .selectFrom('events')
+    .select(['seq', 'id', 'project_id', 'type', 'data', 'created', 'chain'])
+    .where('id', '=', id)
+    .executeTakeFirstOrThrow();
 }
 const fanOut = (e: EventRow) => db.transaction().execute((trx) => endpointConsumer(deps, trx, e));
-const rowsFor = (eventId: string) => db.selectFrom('webhook_deliveries').selectAll().where('event_id', '=', eventId).execute();
+const rowsFor = (eventId: string) =>
+  db.selectFrom('webhook_deliveries').selectAll().where('event_id', '=', eventId).execute();
 
 describe('endpointConsumer', () => {
   it('creates one delivery per subscribed active endpoint, once', async () => {
@@ -65,7 +74,11 @@ describe('endpointConsumer', () => {
 
 describe('WebhookDeliverer with endpoint deliveries', () => {
   it('signs with the endpoint secret under the event id, and treats a 3xx as a failure', async () => {
-    const ep = await createEndpoint(deps, { projectId }, { url: 'https://g.example.com/h', events: ['task.completed'] });
+    const ep = await createEndpoint(
+      deps,
+      { projectId },
+      { url: 'https://g.example.com/h', events: ['task.completed'] },
+    );
     const e = await event('task.completed');
     await fanOut(e);
     const sent: Array<{ url: string; init: GuardedRequestInit }> = [];

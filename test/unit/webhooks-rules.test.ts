@@ -22,29 +22,56 @@ function refusal(fn: () => unknown): string {
 
 describe('endpoint URL rules', () => {
   it('accepts public http(s) URLs and normalises them', () => {
-    assert.equal(checkEndpointUrl('https://Hooks.Example.com/in?x=1', strictPolicy), 'https://hooks.example.com/in?x=1');
+    assert.equal(
+      checkEndpointUrl('https://Hooks.Example.com/in?x=1', strictPolicy),
+      'https://hooks.example.com/in?x=1',
+    );
     assert.equal(checkEndpointUrl('http://93.184.216.34:8080/h', strictPolicy), 'http://93.184.216.34:8080/h');
   });
 
   it('refuses other schemes, credentials, garbage and private or loopback literals', () => {
-    for (const url of ['ftp://example.com/', 'javascript:alert(1)', 'https://u:p@example.com/', 'nope', 'http://127.0.0.1/', 'http://[::1]/', 'http://169.254.169.254/latest',
-      'http://192.168.1.10/', 'http://localhost:8080/', 'http://api.localhost/', `https://example.com/${'a'.repeat(2100)}`]) {
-      assert.equal(refusal(() => checkEndpointUrl(url, strictPolicy)), 'url', url);
+    for (const url of [
+      'ftp://example.com/',
+      'javascript:alert(1)',
+      'https://u:p@example.com/',
+      'nope',
+      'http://127.0.0.1/',
+      'http://[::1]/',
+      'http://169.254.169.254/latest',
+      'http://192.168.1.10/',
+      'http://localhost:8080/',
+      'http://api.localhost/',
+      `https://example.com/${'a'.repeat(2100)}`,
+    ]) {
+      assert.equal(
+        refusal(() => checkEndpointUrl(url, strictPolicy)),
+        'url',
+        url,
+      );
     }
   });
 
   it('lets the operator allow private receivers', () => {
     assert.ok(checkEndpointUrl('http://127.0.0.1:9000/h', { allowPrivate: false, allowHosts: ['127.0.0.1'] }));
     assert.ok(checkEndpointUrl('http://localhost/h', { allowPrivate: true, allowHosts: [] }));
-    assert.equal(refusal(() => checkEndpointUrl('http://10.0.0.1/h', { allowPrivate: false, allowHosts: ['127.0.0.1'] })), 'url');
+    assert.equal(
+      refusal(() => checkEndpointUrl('http://10.0.0.1/h', { allowPrivate: false, allowHosts: ['127.0.0.1'] })),
+      'url',
+    );
   });
 });
 
 describe('event subscriptions', () => {
   it('stores * alone, drops duplicates and refuses unknown types', () => {
     assert.deepEqual(normaliseEvents(['media.created', '*']), ['*']);
-    assert.deepEqual(normaliseEvents(['task.failed', 'task.failed', 'media.created']), ['task.failed', 'media.created']);
-    assert.equal(refusal(() => normaliseEvents(['media.created', 'media.exploded'])), 'events');
+    assert.deepEqual(normaliseEvents(['task.failed', 'task.failed', 'media.created']), [
+      'task.failed',
+      'media.created',
+    ]);
+    assert.equal(
+      refusal(() => normaliseEvents(['media.created', 'media.exploded'])),
+      'events',
+    );
   });
 
   it('matches a type or everything', () => {
@@ -56,8 +83,15 @@ describe('event subscriptions', () => {
 
 describe('endpoint secrets', () => {
   const base = {
-    id: 'we_x', project_id: 'prj_x', url: 'https://example.com', events: '["*"]', description: null, status: 'active' as const,
-    failed_deliveries: 0, created: '2026-01-01T00:00:00.000Z', updated: '2026-01-01T00:00:00.000Z',
+    id: 'we_x',
+    project_id: 'prj_x',
+    url: 'https://example.com',
+    events: '["*"]',
+    description: null,
+    status: 'active' as const,
+    failed_deliveries: 0,
+    created: '2026-01-01T00:00:00.000Z',
+    updated: '2026-01-01T00:00:00.000Z',
   };
 
   it('signs with the previous secret for 24 h after a rotation, and both signatures verify', () => {

@@ -40,16 +40,27 @@ export function titleCardTime(c: { start: number; end: number }): number {
   return Math.min(c.start + 1, (c.start + c.end) / 2);
 }
 
-export async function detectChapters(input: string, opts: ChapterDetectOptions): Promise<{ chapters: DetectedChapter[]; cuts: SceneCut[] }> {
+export async function detectChapters(
+  input: string,
+  opts: ChapterDetectOptions,
+): Promise<{ chapters: DetectedChapter[]; cuts: SceneCut[] }> {
   const probe = opts.probe ?? (await probeFile(input, UNLIMITED, { signal: opts.signal }));
   const duration = probe.duration ?? opts.speech?.duration ?? 0;
   const progress = progressReporter(opts.onProgress);
   const cuts = probe.hasVideo
-    ? await findSceneCuts(input, { probe, threshold: opts.sceneThreshold, signal: opts.signal, onProgress: subProgress(progress, 0, 0.6) })
+    ? await findSceneCuts(input, {
+        probe,
+        threshold: opts.sceneThreshold,
+        signal: opts.signal,
+        onProgress: subProgress(progress, 0, 0.6),
+      })
     : [];
   const words = opts.speech?.words ?? [];
   const spans = planChapters({
-    duration, cuts, pauses: words.length > 0 ? speechPauses(words, duration) : [], minChapterSeconds: opts.minChapterSeconds,
+    duration,
+    cuts,
+    pauses: words.length > 0 ? speechPauses(words, duration) : [],
+    minChapterSeconds: opts.minChapterSeconds,
   });
 
   const ocrTitles: (string | null)[] = spans.map(() => null);

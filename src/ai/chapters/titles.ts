@@ -28,7 +28,12 @@ function clip(text: string, max = MAX_TITLE): string {
 export function titleFromOcr(lines: readonly OcrLineLike[], minConfidence = 0.8): string | null {
   const good = lines
     .filter((l) => l.confidence >= minConfidence)
-    .map((l) => l.text.split(/\s+/).filter((w) => /[\p{L}\p{N}]/u.test(w)).join(' '))
+    .map((l) =>
+      l.text
+        .split(/\s+/)
+        .filter((w) => /[\p{L}\p{N}]/u.test(w))
+        .join(' '),
+    )
     .filter(Boolean);
   const text = good.join(' ').replace(/\s+/g, ' ').trim();
   return (text.match(/\p{L}/gu)?.length ?? 0) >= 3 ? clip(text) : null;
@@ -38,11 +43,18 @@ export function titleFromOcr(lines: readonly OcrLineLike[], minConfidence = 0.8)
 export function titleFromSpeech(words: readonly { text: string }[], maxWords = 6): string | null {
   const picked = words.map((w) => w.text.trim()).filter(Boolean);
   if (picked.length === 0) return null;
-  const text = picked.slice(0, maxWords).join(' ').replace(/[,;:]$/, '');
+  const text = picked
+    .slice(0, maxWords)
+    .join(' ')
+    .replace(/[,;:]$/, '');
   return clip(capitalise(text) + (picked.length > maxWords ? '…' : ''));
 }
 
-export function chapterTitle(index: number, ocr: string | null, speech: string | null): { title: string; source: TitleSource } {
+export function chapterTitle(
+  index: number,
+  ocr: string | null,
+  speech: string | null,
+): { title: string; source: TitleSource } {
   if (ocr) return { title: ocr, source: 'ocr' };
   if (speech) return { title: speech, source: 'speech' };
   return { title: `Chapter ${index + 1}`, source: 'default' };

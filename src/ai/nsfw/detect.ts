@@ -1,13 +1,17 @@
 // NSFW scores for an image, or for a video sampled every `interval` seconds with a timeline of
 // the flagged spans. Pixels come from src/media (sharp / ffmpeg); the model is the warm nsfwjs one.
-import {
-  imageToRgb, MediaTransformError, probeFile, videoRgbFrames, type ProbeResult,
-} from '../../media/index.js';
+import { imageToRgb, MediaTransformError, probeFile, videoRgbFrames, type ProbeResult } from '../../media/index.js';
 import type { EngineInfo } from '../engine.js';
 import { progressReporter } from '../progress.js';
 import { NSFW_INPUT_SIZE, nsfwModel } from './model.js';
 import {
-  flaggedSpans, scoresFromClasses, verdict, type FlaggedSpan, type FrameScores, type NsfwClasses, type NsfwScores,
+  flaggedSpans,
+  scoresFromClasses,
+  verdict,
+  type FlaggedSpan,
+  type FrameScores,
+  type NsfwClasses,
+  type NsfwScores,
 } from './scores.js';
 
 export interface NsfwOptions {
@@ -50,7 +54,11 @@ export async function nsfwImage(path: string, opts: NsfwOptions = {}): Promise<N
 
 export async function nsfwVideo(path: string, opts: NsfwVideoOptions = {}): Promise<NsfwResult> {
   const probe = opts.probe ?? (await probeFile(path, UNLIMITED, { signal: opts.signal }));
-  if (!probe.hasVideo) throw new MediaTransformError('invalid_for_input', 'NSFW detection needs an image or a video, and this file has no video stream');
+  if (!probe.hasVideo)
+    throw new MediaTransformError(
+      'invalid_for_input',
+      'NSFW detection needs an image or a video, and this file has no video stream',
+    );
   const duration = probe.duration ?? 0;
   const maxFrames = opts.maxFrames ?? 3600;
   const interval = Math.max(opts.interval ?? 1, duration / maxFrames, 0.04);
@@ -64,8 +72,12 @@ export async function nsfwVideo(path: string, opts: NsfwVideoOptions = {}): Prom
   const started = performance.now();
   for (let first = 0; first < total; first += BATCH) {
     const batch = await videoRgbFrames(path, {
-      start: first * interval, interval, count: Math.min(BATCH, total - first), size: NSFW_INPUT_SIZE,
-      timeoutMs: 120_000, signal: opts.signal,
+      start: first * interval,
+      interval,
+      count: Math.min(BATCH, total - first),
+      size: NSFW_INPUT_SIZE,
+      timeoutMs: 120_000,
+      signal: opts.signal,
     });
     if (batch.length === 0) break; // the video ended before its declared duration
     for (const [i, image] of batch.entries()) {
@@ -75,7 +87,8 @@ export async function nsfwVideo(path: string, opts: NsfwVideoOptions = {}): Prom
     }
     progress.report(frames.length / total);
   }
-  if (frames.length === 0) throw new MediaTransformError('invalid_for_input', 'the video has no frame that could be read');
+  if (frames.length === 0)
+    throw new MediaTransformError('invalid_for_input', 'the video has no frame that could be read');
 
   const elapsedMs = performance.now() - started;
   const worst = frames.reduce((a, b) => (b.sexual > a.sexual ? b : a));

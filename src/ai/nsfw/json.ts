@@ -22,7 +22,8 @@ export interface NsfwIntelligence {
 
 const r3 = (v: number) => Math.round(v * 1000) / 1000;
 
-export const LOCAL_NOT_SCORED = 'the local model (nsfwjs MobileNetV2) has no such class: it knows only Drawing, Hentai, Neutral, Porn and Sexy; configure a provider for this score';
+export const LOCAL_NOT_SCORED =
+  'the local model (nsfwjs MobileNetV2) has no such class: it knows only Drawing, Hentai, Neutral, Porn and Sexy; configure a provider for this score';
 
 export function nsfwIntelligence(result: NsfwResult): NsfwIntelligence {
   const classes = Object.fromEntries(Object.entries(result.classes).map(([k, v]) => [k, r3(v)]));
@@ -33,10 +34,28 @@ export function nsfwIntelligence(result: NsfwResult): NsfwIntelligence {
     nudity: r3(result.nudity),
     sexual: r3(result.sexual),
     confidence: r3(result.confidence),
-    classes: { drawing: classes.drawing ?? 0, hentai: classes.hentai ?? 0, neutral: classes.neutral ?? 0, porn: classes.porn ?? 0, sexy: classes.sexy ?? 0 },
+    classes: {
+      drawing: classes.drawing ?? 0,
+      hentai: classes.hentai ?? 0,
+      neutral: classes.neutral ?? 0,
+      porn: classes.porn ?? 0,
+      sexy: classes.sexy ?? 0,
+    },
     not_scored: { violence: LOCAL_NOT_SCORED, gore: LOCAL_NOT_SCORED },
-    ...(result.timeline ? { timeline: result.timeline.map((s) => ({ ...s, start: r3(s.start), end: r3(s.end), nudity: r3(s.nudity), sexual: r3(s.sexual) })) } : {}),
-    ...(result.frames ? { frames: { ...result.frames, per_second: Math.round(result.frames.per_second * 10) / 10 } } : {}),
+    ...(result.timeline
+      ? {
+          timeline: result.timeline.map((s) => ({
+            ...s,
+            start: r3(s.start),
+            end: r3(s.end),
+            nudity: r3(s.nudity),
+            sexual: r3(s.sexual),
+          })),
+        }
+      : {}),
+    ...(result.frames
+      ? { frames: { ...result.frames, per_second: Math.round(result.frames.per_second * 10) / 10 } }
+      : {}),
     engine: result.engine,
   };
 }

@@ -41,7 +41,15 @@ async function packageVersion(entry: string): Promise<string | null> {
   for (let i = 0; i < 5; i++, dir = dirname(dir)) {
     const text = await readFile(join(dir, 'package.json'), 'utf8').catch(() => null);
     const parsed: unknown = text ? JSON.parse(text) : null;
-    if (parsed && typeof parsed === 'object' && 'name' in parsed && parsed.name === entry && 'version' in parsed && typeof parsed.version === 'string') return parsed.version;
+    if (
+      parsed &&
+      typeof parsed === 'object' &&
+      'name' in parsed &&
+      parsed.name === entry &&
+      'version' in parsed &&
+      typeof parsed.version === 'string'
+    )
+      return parsed.version;
   }
   return null;
 }
@@ -55,11 +63,14 @@ async function artifacts(): Promise<Tf.io.ModelArtifacts> {
   const { MobileNetV2Model } = await import('nsfwjs/models/mobilenet_v2');
   const json: unknown = (await MobileNetV2Model.modelJson()).default;
   const weightLoader = MobileNetV2Model.weightBundles[0];
-  if (!weightLoader || !isRecord(json) || !Array.isArray(json.weightsManifest)) throw new Error('nsfwjs MobileNetV2 model files are not as expected');
+  if (!weightLoader || !isRecord(json) || !Array.isArray(json.weightsManifest))
+    throw new Error('nsfwjs MobileNetV2 model files are not as expected');
   const weights: unknown = (await weightLoader()).default;
   if (typeof weights !== 'string') throw new Error('nsfwjs MobileNetV2 weights are not as expected');
   const bytes = Buffer.from(weights, 'base64');
-  const weightSpecs: Tf.io.WeightsManifestEntry[] = json.weightsManifest.flatMap((g: unknown) => (isRecord(g) && Array.isArray(g.weights) ? g.weights : []));
+  const weightSpecs: Tf.io.WeightsManifestEntry[] = json.weightsManifest.flatMap((g: unknown) =>
+    isRecord(g) && Array.isArray(g.weights) ? g.weights : [],
+  );
   return {
     modelTopology: isRecord(json.modelTopology) ? json.modelTopology : {},
     format: typeof json.format === 'string' ? json.format : undefined,

@@ -27,7 +27,8 @@ export interface NsfwScores {
 const clamp01 = (v: number) => Math.min(1, Math.max(0, v));
 
 export function classesFromOutput(values: ArrayLike<number>): NsfwClasses {
-  if (values.length !== CLASS_ORDER.length) throw new Error(`the NSFW model gave ${values.length} outputs, expected ${CLASS_ORDER.length}`);
+  if (values.length !== CLASS_ORDER.length)
+    throw new Error(`the NSFW model gave ${values.length} outputs, expected ${CLASS_ORDER.length}`);
   const [drawing, hentai, neutral, porn, sexy] = CLASS_ORDER.map((_, i) => clamp01(Number(values[i])));
   return { drawing: drawing!, hentai: hentai!, neutral: neutral!, porn: porn!, sexy: sexy! };
 }
@@ -58,7 +59,12 @@ export interface FlaggedSpan extends NsfwScores {
 }
 
 /** Runs of consecutive flagged frames; each frame stands for half an interval either side. */
-export function flaggedSpans(frames: readonly FrameScores[], interval: number, threshold: number, duration: number): FlaggedSpan[] {
+export function flaggedSpans(
+  frames: readonly FrameScores[],
+  interval: number,
+  threshold: number,
+  duration: number,
+): FlaggedSpan[] {
   const spans: FlaggedSpan[] = [];
   let open: FlaggedSpan | null = null;
   for (const f of frames) {
@@ -77,6 +83,10 @@ export function flaggedSpans(frames: readonly FrameScores[], interval: number, t
       spans.push(open);
     }
   }
-  for (const s of spans) s.categories = [...(s.nudity >= threshold ? ['nudity' as const] : []), ...(s.sexual >= threshold ? ['sexual' as const] : [])];
+  for (const s of spans)
+    s.categories = [
+      ...(s.nudity >= threshold ? ['nudity' as const] : []),
+      ...(s.sexual >= threshold ? ['sexual' as const] : []),
+    ];
   return spans;
 }

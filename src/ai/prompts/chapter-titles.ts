@@ -32,14 +32,23 @@ export interface ChapterForTitling extends Chapter {
 }
 
 export function chapterTitleMessages(chapters: readonly ChapterForTitling[]): ChatMessage[] {
-  const parts: ContentPart[] = [{ type: 'text', text: 'Give each chapter a short title (at most 8 words) that says what it is about.' }];
+  const parts: ContentPart[] = [
+    { type: 'text', text: 'Give each chapter a short title (at most 8 words) that says what it is about.' },
+  ];
   for (const c of chapters) {
     const when = `${formatTimestamp(c.start, 'vtt')}–${formatTimestamp(c.end, 'vtt')}`;
-    parts.push({ type: 'text', text: `Chapter index ${c.index} (${when}), current title ${JSON.stringify(c.title)}.${c.transcript ? ` Transcript: ${c.transcript.slice(0, 2000)}` : ''}` });
+    parts.push({
+      type: 'text',
+      text: `Chapter index ${c.index} (${when}), current title ${JSON.stringify(c.title)}.${c.transcript ? ` Transcript: ${c.transcript.slice(0, 2000)}` : ''}`,
+    });
     if (c.image) parts.push({ type: 'image_url', image_url: { url: c.image } });
   }
   return [
-    { role: 'system', content: 'You title chapters of videos and recordings. Keep titles factual and short; keep a current title when it already fits.' },
+    {
+      role: 'system',
+      content:
+        'You title chapters of videos and recordings. Keep titles factual and short; keep a current title when it already fits.',
+    },
     { role: 'user', content: parts },
   ];
 }

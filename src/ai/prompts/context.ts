@@ -40,7 +40,10 @@ export function describeMedia(ctx: MediaContext): string {
 export function mediaParts(ctx: MediaContext, instruction: string): ContentPart[] {
   const parts: ContentPart[] = [{ type: 'text', text: `${instruction}\n\n${describeMedia(ctx)}` }];
   const transcript = transcriptText(ctx.transcript);
-  parts.push({ type: 'text', text: transcript ? `Transcript (times are [hh:mm:ss]):\n${transcript}` : 'There is no speech transcript.' });
+  parts.push({
+    type: 'text',
+    text: transcript ? `Transcript (times are [hh:mm:ss]):\n${transcript}` : 'There is no speech transcript.',
+  });
   for (const img of ctx.images ?? []) {
     if (img.time !== undefined) parts.push({ type: 'text', text: `Frame at ${clock(img.time)}:` });
     parts.push({ type: 'image_url', image_url: { url: img.url } });

@@ -37,7 +37,11 @@ export const OUTLINE_OUTPUT = structuredOutput<OutlineAnswer>('outline', {
 
 export function outlineMessages(ctx: MediaContext): ChatMessage[] {
   return [
-    { role: 'system', content: 'You outline recordings. Split the file into its main sections in order, each with a short title and its start and end in seconds. Sections cover the whole file without overlapping.' },
+    {
+      role: 'system',
+      content:
+        'You outline recordings. Split the file into its main sections in order, each with a short title and its start and end in seconds. Sections cover the whole file without overlapping.',
+    },
     { role: 'user', content: mediaParts(ctx, 'Outline this file.') },
   ];
 }
@@ -46,7 +50,11 @@ export function outlineMessages(ctx: MediaContext): ChatMessage[] {
 export function normalizeOutline(answer: OutlineAnswer, duration: number): OutlineEntry[] {
   const limit = duration > 0 ? duration : Infinity;
   const sorted = answer.timeline
-    .map((e) => ({ title: e.title.trim(), start: Math.max(0, Math.min(e.start, limit)), end: Math.max(0, Math.min(e.end, limit)) }))
+    .map((e) => ({
+      title: e.title.trim(),
+      start: Math.max(0, Math.min(e.start, limit)),
+      end: Math.max(0, Math.min(e.end, limit)),
+    }))
     .filter((e) => e.title && Number.isFinite(e.start) && Number.isFinite(e.end))
     .sort((a, b) => a.start - b.start);
   const out: OutlineEntry[] = [];

@@ -20,7 +20,9 @@ export const PROMPT_OUTPUT = structuredOutput<PromptAnswer>('answer', {
  * caller's schema need not follow OpenAI's strict-mode rules). Check it first with
  * promptSchemaProblems; an unusable schema throws here.
  */
-export function promptOutput(userSchema?: Record<string, unknown>): StructuredOutput<unknown> | StructuredOutput<PromptAnswer> {
+export function promptOutput(
+  userSchema?: Record<string, unknown>,
+): StructuredOutput<unknown> | StructuredOutput<PromptAnswer> {
   return userSchema ? structuredOutput<unknown>('answer', userSchema, false) : PROMPT_OUTPUT;
 }
 
@@ -31,7 +33,11 @@ export function promptSchemaProblems(schema: unknown): string[] {
 
 export function promptMessages(prompt: string, ctx: MediaContext): ChatMessage[] {
   return [
-    { role: 'system', content: 'You answer questions about a media file using only its images and transcript. Say so when they do not contain the answer.' },
+    {
+      role: 'system',
+      content:
+        'You answer questions about a media file using only its images and transcript. Say so when they do not contain the answer.',
+    },
     { role: 'user', content: mediaParts(ctx, `Question: ${prompt}`) },
   ];
 }

@@ -7,8 +7,7 @@ import { ProviderError } from '../errors.js';
 import { providerRequest, type ProviderEndpoint } from './client.js';
 
 export type ContentPart =
-  | { type: 'text'; text: string }
-  | { type: 'image_url'; image_url: { url: string; detail?: 'low' | 'high' | 'auto' } };
+  { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string; detail?: 'low' | 'high' | 'auto' } };
 
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';
@@ -35,14 +34,19 @@ export function structuredOutput<T>(name: string, schema: Record<string, unknown
   let compiled: ValidateFunction<T> | null = null;
   const fn = (): ValidateFunction<T> => (compiled ??= newAjv().compile<T>(schema));
   return {
-    name, schema, strict,
+    name,
+    schema,
+    strict,
     validate: (value: unknown): value is T => fn()(value),
     lastErrors: () => describeAjvErrors(fn().errors),
   };
 }
 
 /** A compiled-on-first-use validator for provider answers that are not chat outputs. */
-export function lazyValidator<T>(schema: Record<string, unknown>): { validate(value: unknown): value is T; lastErrors(): string } {
+export function lazyValidator<T>(schema: Record<string, unknown>): {
+  validate(value: unknown): value is T;
+  lastErrors(): string;
+} {
   const out = structuredOutput<T>('check', schema, false);
   return { validate: out.validate, lastErrors: out.lastErrors };
 }
@@ -60,7 +64,10 @@ export function schemaProblems(schema: unknown): string[] {
 }
 
 export function describeAjvErrors(errors: ErrorObject[] | null | undefined): string {
-  return (errors ?? []).slice(0, 3).map((e) => `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}`).join('; ');
+  return (errors ?? [])
+    .slice(0, 3)
+    .map((e) => `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}`)
+    .join('; ');
 }
 
 export interface ChatRequest<T> {
@@ -115,27 +122,43 @@ function usageOf(raw: unknown): ChatResult<unknown>['usage'] {
 export async function chatStructured<T>(ep: ProviderEndpoint, req: ChatRequest<T>): Promise<ChatResult<T>> {
   const answer = await providerRequest(ep, 'POST', '/chat/completions', { json: chatBody(req) }, req.signal);
   const at = 'POST /chat/completions';
-  if (!isChatAnswer(answer)) throw new ProviderError(`the provider answered 200 to ${at} with JSON that is not a chat completion`, true, 200);
+  if (!isChatAnswer(answer))
+    throw new ProviderError(`the provider answered 200 to ${at} with JSON that is not a chat completion`, true, 200);
   const message = answer.choices?.[0]?.message;
   if (typeof message?.refusal === 'string' && message.refusal) {
     throw new ProviderError(`the model refused to answer: ${message.refusal.slice(0, 300)}`, false, 200);
   }
   const content = message?.content;
-  if (typeof content !== 'string') throw new ProviderError(`the provider answered 200 to ${at} without message content`, true, 200);
+  if (typeof content !== 'string')
+    throw new ProviderError(`the provider answered 200 to ${at} without message content`, true, 200);
   let parsed: unknown;
   try {
     // Some servers wrap JSON in a Markdown fence even in JSON mode.
     parsed = JSON.parse(content.trim().replace(/^```(?:json)?\s*|\s*```$/g, ''));
   } catch (err) {
-    throw new ProviderError(`the provider answered 200 to ${at} with content that is not JSON (finish_reason ${String(answer.choices?.[0]?.finish_reason)})`, true, 200, undefined, { cause: err });
+    throw new ProviderError(
+      `the provider answered 200 to ${at} with content that is not JSON (finish_reason ${String(answer.choices?.[0]?.finish_reason)})`,
+      true,
+      200,
+      undefined,
+      { cause: err },
+    );
   }
   if (!req.output.validate(parsed)) {
-    throw new ProviderError(`the provider answered 200 to ${at} with JSON that does not match the ${req.output.name} schema: ${req.output.lastErrors()}`, true, 200);
+    throw new ProviderError(
+      `the provider answered 200 to ${at} with JSON that does not match the ${req.output.name} schema: ${req.output.lastErrors()}`,
+      true,
+      200,
+    );
   }
   const usage = usageOf(answer.usage);
   return {
     value: parsed,
-    engine: { name: 'openai-compatible', model: typeof answer.model === 'string' && answer.model ? answer.model : req.model, version: null },
+    engine: {
+      name: 'openai-compatible',
+      model: typeof answer.model === 'string' && answer.model ? answer.model : req.model,
+      version: null,
+    },
     ...(usage ? { usage } : {}),
   };
 }

@@ -90,7 +90,11 @@ const TRANSIENT_STATUS = new Set([408, 409, 425, 429]);
 
 /** One request; resolves with the parsed JSON of a 2xx answer. */
 export async function providerRequest(
-  ep: ProviderEndpoint, method: 'GET' | 'POST', path: string, body?: ProviderBody, signal?: AbortSignal,
+  ep: ProviderEndpoint,
+  method: 'GET' | 'POST',
+  path: string,
+  body?: ProviderBody,
+  signal?: AbortSignal,
 ): Promise<unknown> {
   const url = endpointUrl(ep.baseUrl, path);
   const at = where(method, url);
@@ -119,19 +123,39 @@ export async function providerRequest(
     const ok = res.status >= 200 && res.status < 300;
     const read = await readBody(res, ok ? (ep.maxResponseBytes ?? DEFAULT_MAX_RESPONSE) : ERROR_BODY_BYTES);
     if (ok && read.truncated) {
-      throw new ProviderError(`the provider's answer to ${at} is larger than ${ep.maxResponseBytes ?? DEFAULT_MAX_RESPONSE} bytes`, false, res.status);
+      throw new ProviderError(
+        `the provider's answer to ${at} is larger than ${ep.maxResponseBytes ?? DEFAULT_MAX_RESPONSE} bytes`,
+        false,
+        res.status,
+      );
     }
     text = read.text;
   } catch (err) {
     if (err instanceof ProviderError) throw err;
     // The caller's cancel is not a provider failure: hand back its reason untouched.
     if (signal?.aborted) throw signal.reason;
-    if (deadline.aborted) throw new ProviderError(`the provider did not answer ${at} within ${Math.round(timeoutMs / 1000)} s`, true, null, undefined, { cause: err });
+    if (deadline.aborted)
+      throw new ProviderError(
+        `the provider did not answer ${at} within ${Math.round(timeoutMs / 1000)} s`,
+        true,
+        null,
+        undefined,
+        { cause: err },
+      );
     if (isAppError(err)) {
       // source_refused / bad_request are configuration problems a retry will not fix.
       const transient = err.code === 'source_timeout' || err.code === 'source_unreachable';
-      const hint = err.code === 'source_refused' ? ' (for a provider on a private address, allow its host in MEDIAD_ALLOWED_URL_HOSTS)' : '';
-      throw new ProviderError(redact(`the provider could not be reached for ${at}: ${err.message}${hint}`), transient, null, undefined, { cause: err });
+      const hint =
+        err.code === 'source_refused'
+          ? ' (for a provider on a private address, allow its host in MEDIAD_ALLOWED_URL_HOSTS)'
+          : '';
+      throw new ProviderError(
+        redact(`the provider could not be reached for ${at}: ${err.message}${hint}`),
+        transient,
+        null,
+        undefined,
+        { cause: err },
+      );
     }
     const message = err instanceof Error ? err.message : String(err);
     throw new ProviderError(redact(`the request ${at} failed: ${message}`), true, null, undefined, { cause: err });
@@ -142,13 +166,20 @@ export async function providerRequest(
     const detail = errorDetail(text);
     const transient = res.status >= 500 || TRANSIENT_STATUS.has(res.status);
     const retryAfter = parseRetryAfter(res.headers['retry-after']);
-    const message = `the provider answered ${res.status}${reason ? ` ${reason}` : ''} to ${at}${detail ? `: ${detail}` : ''}`
-      + (res.status === 401 || res.status === 403 ? ' (check the provider API key)' : '');
+    const message =
+      `the provider answered ${res.status}${reason ? ` ${reason}` : ''} to ${at}${detail ? `: ${detail}` : ''}` +
+      (res.status === 401 || res.status === 403 ? ' (check the provider API key)' : '');
     throw new ProviderError(redact(message), transient, res.status, retryAfter);
   }
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw new ProviderError(`the provider answered ${res.status} to ${at} with malformed JSON (${text.length} bytes)`, true, res.status, undefined, { cause: err });
+    throw new ProviderError(
+      `the provider answered ${res.status} to ${at} with malformed JSON (${text.length} bytes)`,
+      true,
+      res.status,
+      undefined,
+      { cause: err },
+    );
   }
 }

@@ -19,7 +19,8 @@ export function chunkTargets(duration: number, opts: ChunkPlanOptions): { target
   const search = Math.min(opts.searchSeconds ?? 10, size / 3);
   if (!(duration > size * 1.25)) return [];
   const out: { target: number; from: number; to: number }[] = [];
-  for (let t = size; t < duration - size / 4; t += size) out.push({ target: t, from: t - search, to: Math.min(duration, t + search) });
+  for (let t = size; t < duration - size / 4; t += size)
+    out.push({ target: t, from: t - search, to: Math.min(duration, t + search) });
   return out;
 }
 
@@ -27,7 +28,8 @@ export function chunkTargets(duration: number, opts: ChunkPlanOptions): { target
 export function chunksFromCuts(duration: number, cuts: readonly number[]): Chunk[] {
   const points = [0, ...cuts.filter((c) => c > 0 && c < duration), duration];
   const out: Chunk[] = [];
-  for (let i = 0; i + 1 < points.length; i++) if (points[i + 1]! > points[i]!) out.push({ start: points[i]!, end: points[i + 1]! });
+  for (let i = 0; i + 1 < points.length; i++)
+    if (points[i + 1]! > points[i]!) out.push({ start: points[i]!, end: points[i + 1]! });
   return out;
 }
 
@@ -39,7 +41,11 @@ const FRAME_SECONDS = 0.02;
  * nearest `target` wins, so digital silence does not pull every cut to the window's edge.
  */
 export function quietestTime(
-  samples: Int16Array, sampleRate: number, offsetSeconds: number, target: number, windowSeconds = 0.3,
+  samples: Int16Array,
+  sampleRate: number,
+  offsetSeconds: number,
+  target: number,
+  windowSeconds = 0.3,
 ): number {
   const frame = Math.max(1, Math.round(sampleRate * FRAME_SECONDS));
   const frames = Math.floor(samples.length / frame);

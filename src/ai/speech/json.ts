@@ -49,7 +49,12 @@ export function speechIntelligence(result: SpeechResult): SpeechIntelligence {
     ...(s.speaker !== undefined ? { speaker: s.speaker } : {}),
     text: s.text,
     confidence: round(s.confidence),
-    words: s.words.map((w) => ({ text: w.text, start: ms3(w.start), end: ms3(w.end), confidence: round(w.confidence) })),
+    words: s.words.map((w) => ({
+      text: w.text,
+      start: ms3(w.start),
+      end: ms3(w.end),
+      confidence: round(w.confidence),
+    })),
   }));
   const wordConfidence = meanConfidence(result.words.map((w) => w.confidence));
   return {

@@ -2,7 +2,12 @@
 // long audio into chunks at quiet moments, recognise chunk by chunk with progress.
 import { join } from 'node:path';
 import {
-  debianPackageVersion, DEFAULT_POCKETSPHINX_MODEL, missingModelFiles, ProcessError, runPocketsphinx, slicePcm,
+  debianPackageVersion,
+  DEFAULT_POCKETSPHINX_MODEL,
+  missingModelFiles,
+  ProcessError,
+  runPocketsphinx,
+  slicePcm,
   type PocketsphinxModel,
 } from '../../media/index.js';
 import type { EngineInfo } from '../engine.js';
@@ -38,8 +43,12 @@ export async function localSpeechEngine(model: PocketsphinxModel = DEFAULT_POCKE
 }
 
 function unavailable(model: PocketsphinxModel, detail: string, cause?: unknown): EngineUnavailableError {
-  return new EngineUnavailableError('pocketsphinx', `local speech recognition is not available: ${detail}. `
-    + 'Install it with `apt-get install -y pocketsphinx pocketsphinx-en-us` (Debian/Ubuntu), or configure a speech provider.', { cause });
+  return new EngineUnavailableError(
+    'pocketsphinx',
+    `local speech recognition is not available: ${detail}. ` +
+      'Install it with `apt-get install -y pocketsphinx pocketsphinx-en-us` (Debian/Ubuntu), or configure a speech provider.',
+    { cause },
+  );
 }
 
 /** Transcribes the first audio stream of any audio or video file. */
@@ -52,7 +61,11 @@ export async function transcribeLocal(input: string, opts: LocalSpeechOptions): 
 
   const words = await withScratch(opts.workDir, async (dir) => {
     // Decoding is a few percent of the work; recognition the rest, by seconds of audio done.
-    const audio = await prepareSpeechAudio(input, dir, { ...opts, chunkSeconds, decodeProgress: subProgress(progress, 0, 0.05) });
+    const audio = await prepareSpeechAudio(input, dir, {
+      ...opts,
+      chunkSeconds,
+      decodeProgress: subProgress(progress, 0, 0.05),
+    });
     const all: SpeechWord[] = [];
     const recognised = (t: number) => progress.report(0.05 + 0.95 * (audio.duration > 0 ? t / audio.duration : 1));
     for (const [i, chunk] of audio.chunks.entries()) {
@@ -69,7 +82,8 @@ export async function transcribeLocal(input: string, opts: LocalSpeechOptions): 
           all.push({ text: w.word, start: chunk.start + w.start, end: chunk.start + w.end, confidence: w.confidence });
         }
       } catch (err) {
-        if (err instanceof ProcessError && err.reason === 'spawn') throw unavailable(model, `${model.binary} could not be started`, err);
+        if (err instanceof ProcessError && err.reason === 'spawn')
+          throw unavailable(model, `${model.binary} could not be started`, err);
         throw err;
       }
       recognised(chunk.end);

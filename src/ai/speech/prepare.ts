@@ -3,7 +3,12 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
-  decodeSpeechPcm, MediaTransformError, probeFile, readPcm, SPEECH_SAMPLE_RATE, type ProbeResult,
+  decodeSpeechPcm,
+  MediaTransformError,
+  probeFile,
+  readPcm,
+  SPEECH_SAMPLE_RATE,
+  type ProbeResult,
 } from '../../media/index.js';
 import { chunksFromCuts, chunkTargets, quietestTime, type Chunk } from './chunks.js';
 
@@ -25,10 +30,17 @@ export interface PreparedAudio {
 
 const UNLIMITED = { maxPixels: Number.MAX_SAFE_INTEGER, maxDurationSeconds: Number.MAX_SAFE_INTEGER };
 
-export async function ensureAudio(input: string, probe: SpeechInputOptions['probe'], signal?: AbortSignal): Promise<number | undefined> {
+export async function ensureAudio(
+  input: string,
+  probe: SpeechInputOptions['probe'],
+  signal?: AbortSignal,
+): Promise<number | undefined> {
   const p = probe ?? (await probeFile(input, UNLIMITED, { signal }));
   if (!p.hasAudio) {
-    throw new MediaTransformError('no_audio_stream', 'the file has no audio stream: speech recognition needs audio (a video with a soundtrack, or an audio file)');
+    throw new MediaTransformError(
+      'no_audio_stream',
+      'the file has no audio stream: speech recognition needs audio (a video with a soundtrack, or an audio file)',
+    );
   }
   return p.duration;
 }
@@ -44,7 +56,9 @@ export async function withScratch<T>(workDir: string, work: (dir: string) => Pro
 }
 
 export async function prepareSpeechAudio(
-  input: string, dir: string, opts: SpeechInputOptions & { chunkSeconds: number; decodeProgress?: (percent: number) => void },
+  input: string,
+  dir: string,
+  opts: SpeechInputOptions & { chunkSeconds: number; decodeProgress?: (percent: number) => void },
 ): Promise<PreparedAudio> {
   const expected = await ensureAudio(input, opts.probe, opts.signal);
   const rawPath = join(dir, 'audio.raw');

@@ -25,9 +25,27 @@ export interface ProviderSpeechOptions extends SpeechInputOptions {
   uploadFormat?: SpeechUploadFormat;
 }
 
-interface VerboseWord { word: string; start: number; end: number; probability?: number; speaker?: string | number }
-interface VerboseSegment { start: number; end: number; text: string; avg_logprob?: number; speaker?: string | number }
-interface VerboseTranscription { language?: string; duration?: number; text?: string; words?: VerboseWord[]; segments?: VerboseSegment[] }
+interface VerboseWord {
+  word: string;
+  start: number;
+  end: number;
+  probability?: number;
+  speaker?: string | number;
+}
+interface VerboseSegment {
+  start: number;
+  end: number;
+  text: string;
+  avg_logprob?: number;
+  speaker?: string | number;
+}
+interface VerboseTranscription {
+  language?: string;
+  duration?: number;
+  text?: string;
+  words?: VerboseWord[];
+  segments?: VerboseSegment[];
+}
 
 const num = { type: 'number' };
 const speaker = { type: ['string', 'number'] };
@@ -37,8 +55,22 @@ const verbose = lazyValidator<VerboseTranscription>({
     language: { type: 'string' },
     duration: num,
     text: { type: 'string' },
-    words: { type: 'array', items: { type: 'object', required: ['word', 'start', 'end'], properties: { word: { type: 'string' }, start: num, end: num, probability: num, speaker } } },
-    segments: { type: 'array', items: { type: 'object', required: ['start', 'end', 'text'], properties: { start: num, end: num, text: { type: 'string' }, avg_logprob: num, speaker } } },
+    words: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['word', 'start', 'end'],
+        properties: { word: { type: 'string' }, start: num, end: num, probability: num, speaker },
+      },
+    },
+    segments: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['start', 'end', 'text'],
+        properties: { start: num, end: num, text: { type: 'string' }, avg_logprob: num, speaker },
+      },
+    },
   },
 });
 
@@ -61,36 +93,45 @@ class SpeakerMap {
 
 /** One chunk's answer → segments with absolute times. */
 function verboseToSegments(answer: VerboseTranscription, offset: number, speakers: SpeakerMap): SpeechSegment[] {
-  const words: SpeechWord[] = (answer.words ?? []).filter((w) => w.word.trim()).map((w) => {
-    const out: SpeechWord = {
-      text: w.word.trim(), start: offset + w.start, end: offset + Math.max(w.start, w.end),
-      confidence: typeof w.probability === 'number' ? Math.min(1, Math.max(0, w.probability)) : null,
-    };
-    const s = speakers.get(w.speaker);
-    if (s !== undefined) out.speaker = s;
-    return out;
-  });
+  const words: SpeechWord[] = (answer.words ?? [])
+    .filter((w) => w.word.trim())
+    .map((w) => {
+      const out: SpeechWord = {
+        text: w.word.trim(),
+        start: offset + w.start,
+        end: offset + Math.max(w.start, w.end),
+        confidence: typeof w.probability === 'number' ? Math.min(1, Math.max(0, w.probability)) : null,
+      };
+      const s = speakers.get(w.speaker);
+      if (s !== undefined) out.speaker = s;
+      return out;
+    });
   const segments = (answer.segments ?? []).filter((s) => s.text.trim());
   if (segments.length === 0) return groupWords(words);
   let next = 0;
-  return segments.map((s) => {
-    const start = offset + s.start;
-    const end = offset + Math.max(s.start, s.end);
-    // Words belong to the segment their middle falls in (segments are in order).
-    const own: SpeechWord[] = [];
-    while (next < words.length && (words[next]!.start + words[next]!.end) / 2 <= end + 0.01) own.push(words[next++]!);
-    const seg = own.length > 0 ? segmentFromWords(own, s.text.trim()) : { start, end, text: s.text.trim(), confidence: null, words: own };
-    seg.start = start;
-    seg.end = end;
-    if (typeof s.avg_logprob === 'number') seg.confidence = Math.min(1, Math.exp(s.avg_logprob));
-    else seg.confidence = meanConfidence(own.map((w) => w.confidence));
-    const sp = speakers.get(s.speaker);
-    if (sp !== undefined) {
-      seg.speaker = sp;
-      for (const w of own) w.speaker ??= sp;
-    }
-    return seg;
-  }).concat(words.length > next ? [segmentFromWords(words.slice(next))] : []);
+  return segments
+    .map((s) => {
+      const start = offset + s.start;
+      const end = offset + Math.max(s.start, s.end);
+      // Words belong to the segment their middle falls in (segments are in order).
+      const own: SpeechWord[] = [];
+      while (next < words.length && (words[next]!.start + words[next]!.end) / 2 <= end + 0.01) own.push(words[next++]!);
+      const seg =
+        own.length > 0
+          ? segmentFromWords(own, s.text.trim())
+          : { start, end, text: s.text.trim(), confidence: null, words: own };
+      seg.start = start;
+      seg.end = end;
+      if (typeof s.avg_logprob === 'number') seg.confidence = Math.min(1, Math.exp(s.avg_logprob));
+      else seg.confidence = meanConfidence(own.map((w) => w.confidence));
+      const sp = speakers.get(s.speaker);
+      if (sp !== undefined) {
+        seg.speaker = sp;
+        for (const w of own) w.speaker ??= sp;
+      }
+      return seg;
+    })
+    .concat(words.length > next ? [segmentFromWords(words.slice(next))] : []);
 }
 
 export async function transcribeWithProvider(input: string, opts: ProviderSpeechOptions): Promise<SpeechResult> {
@@ -101,30 +142,53 @@ export async function transcribeWithProvider(input: string, opts: ProviderSpeech
 
   const { segments, duration } = await withScratch(opts.workDir, async (dir) => {
     const audio = await prepareSpeechAudio(input, dir, {
-      ...opts, chunkSeconds: opts.chunkSeconds ?? DEFAULT_PROVIDER_CHUNK_SECONDS, decodeProgress: subProgress(progress, 0, 0.05),
+      ...opts,
+      chunkSeconds: opts.chunkSeconds ?? DEFAULT_PROVIDER_CHUNK_SECONDS,
+      decodeProgress: subProgress(progress, 0, 0.05),
     });
     const all: SpeechSegment[] = [];
     for (const [i, chunk] of audio.chunks.entries()) {
       const file = join(dir, `upload-${i}.${format}`);
-      await encodePcmSlice(audio.rawPath, chunk.start, chunk.end, file, format, { timeoutMs: 120_000, signal: opts.signal });
+      await encodePcmSlice(audio.rawPath, chunk.start, chunk.end, file, format, {
+        timeoutMs: 120_000,
+        signal: opts.signal,
+      });
       const bytes = await readFile(file);
       await rm(file, { force: true });
       const form = new FormData();
-      form.append('file', new Blob([bytes], { type: format === 'wav' ? 'audio/wav' : 'audio/flac' }), `audio.${format}`);
+      form.append(
+        'file',
+        new Blob([bytes], { type: format === 'wav' ? 'audio/wav' : 'audio/flac' }),
+        `audio.${format}`,
+      );
       form.append('model', opts.model);
       form.append('response_format', 'verbose_json');
       form.append('timestamp_granularities[]', 'word');
       form.append('timestamp_granularities[]', 'segment');
       if (opts.language) form.append('language', opts.language);
       // The end of the previous chunk keeps spelling and style continuous across the cut.
-      const previous = all.slice(-3).map((s) => s.text).join(' ').slice(-200);
+      const previous = all
+        .slice(-3)
+        .map((s) => s.text)
+        .join(' ')
+        .slice(-200);
       if (previous) form.append('prompt', previous);
       // Without a configured timeout, allow real time for the chunk on top of the usual 120 s:
       // a Whisper server on a CPU can take about as long as the audio.
       const timeoutMs = opts.endpoint.timeoutMs ?? 120_000 + (chunk.end - chunk.start) * 1000;
-      const answer = await providerRequest({ ...opts.endpoint, timeoutMs }, 'POST', '/audio/transcriptions', { form }, opts.signal);
+      const answer = await providerRequest(
+        { ...opts.endpoint, timeoutMs },
+        'POST',
+        '/audio/transcriptions',
+        { form },
+        opts.signal,
+      );
       if (!verbose.validate(answer)) {
-        throw new ProviderError(`the provider answered 200 to POST /audio/transcriptions with JSON that is not verbose_json: ${verbose.lastErrors()}`, true, 200);
+        throw new ProviderError(
+          `the provider answered 200 to POST /audio/transcriptions with JSON that is not verbose_json: ${verbose.lastErrors()}`,
+          true,
+          200,
+        );
       }
       const lang = languageCode(answer.language);
       if (lang) languages.push(lang);
@@ -138,7 +202,7 @@ export async function transcribeWithProvider(input: string, opts: ProviderSpeech
   const words = segments.flatMap((s) => s.words);
   return {
     detected: segments.length > 0,
-    language: mostCommon(languages) ?? (segments.length > 0 ? opts.language ?? null : null),
+    language: mostCommon(languages) ?? (segments.length > 0 ? (opts.language ?? null) : null),
     duration,
     words,
     segments,

@@ -33,9 +33,10 @@ export function groupWords(words: readonly SpeechWord[], opts: SegmentOptions = 
   for (const w of words) {
     const prev = current[current.length - 1];
     const first = current[0];
-    const split = prev !== undefined && first !== undefined && (
-      w.start - prev.end >= pause || w.end - first.start > maxSeconds || w.speaker !== prev.speaker
-    );
+    const split =
+      prev !== undefined &&
+      first !== undefined &&
+      (w.start - prev.end >= pause || w.end - first.start > maxSeconds || w.speaker !== prev.speaker);
     if (split) {
       out.push(segmentFromWords(current));
       current = [];

@@ -26,7 +26,13 @@ export interface CueOptions {
   mediaDuration?: number;
 }
 
-export const CUE_DEFAULTS = { maxLineLength: 42, maxLines: 2, minDuration: 1, maxDuration: 7, pauseSeconds: 0.7 } as const;
+export const CUE_DEFAULTS = {
+  maxLineLength: 42,
+  maxLines: 2,
+  minDuration: 1,
+  maxDuration: 7,
+  pauseSeconds: 0.7,
+} as const;
 
 const SENTENCE_END = /[.!?…]["')\]]*$/;
 
@@ -67,7 +73,13 @@ export function cuesFromWords(words: readonly TimedWord[], options: CueOptions =
   const o = { ...CUE_DEFAULTS, ...options };
   const tokens = words
     .filter((w) => w.text.trim() && Number.isFinite(w.start) && Number.isFinite(w.end))
-    .flatMap((w) => pieces(w.text.trim().replace(/\s+/g, ' '), o.maxLineLength).map((text) => ({ text, start: w.start, end: Math.max(w.start, w.end) })));
+    .flatMap((w) =>
+      pieces(w.text.trim().replace(/\s+/g, ' '), o.maxLineLength).map((text) => ({
+        text,
+        start: w.start,
+        end: Math.max(w.start, w.end),
+      })),
+    );
   const groups: (typeof tokens)[] = [];
   let current: typeof tokens = [];
   for (const w of tokens) {
@@ -75,10 +87,15 @@ export function cuesFromWords(words: readonly TimedWord[], options: CueOptions =
     const first = current[0];
     if (prev && first) {
       const textLength = current.map((c) => c.text).join(' ').length;
-      const breakHere = w.start - prev.end >= o.pauseSeconds
-        || w.end - first.start > o.maxDuration
-        || !wrapLines([...current, w].map((c) => c.text), o.maxLineLength, o.maxLines)
-        || (SENTENCE_END.test(prev.text) && textLength >= o.maxLineLength / 2);
+      const breakHere =
+        w.start - prev.end >= o.pauseSeconds ||
+        w.end - first.start > o.maxDuration ||
+        !wrapLines(
+          [...current, w].map((c) => c.text),
+          o.maxLineLength,
+          o.maxLines,
+        ) ||
+        (SENTENCE_END.test(prev.text) && textLength >= o.maxLineLength / 2);
       if (breakHere) {
         groups.push(current);
         current = [];
@@ -91,7 +108,11 @@ export function cuesFromWords(words: readonly TimedWord[], options: CueOptions =
   const cues: Cue[] = groups.map((g) => ({
     start: g[0]!.start,
     end: g[g.length - 1]!.end,
-    lines: wrapLines(g.map((c) => c.text), o.maxLineLength, o.maxLines) ?? [g.map((c) => c.text).join(' ')],
+    lines: wrapLines(
+      g.map((c) => c.text),
+      o.maxLineLength,
+      o.maxLines,
+    ) ?? [g.map((c) => c.text).join(' ')],
   }));
   const limit = o.mediaDuration ?? Infinity;
   for (let i = 0; i < cues.length; i++) {

@@ -13,7 +13,10 @@ export function formatTimestamp(seconds: number, format: SubtitleFormat): string
 
 /** Cue text may not contain "-->" or blank lines in either format. */
 function cleanLine(line: string): string {
-  return line.replace(/-->/g, '→').replace(/[\r\n]+/g, ' ').trim();
+  return line
+    .replace(/-->/g, '→')
+    .replace(/[\r\n]+/g, ' ')
+    .trim();
 }
 
 function vttEscape(line: string): string {
@@ -21,12 +24,20 @@ function vttEscape(line: string): string {
 }
 
 export function toVtt(cues: readonly Cue[]): string {
-  const body = cues.map((c) => `${formatTimestamp(c.start, 'vtt')} --> ${formatTimestamp(c.end, 'vtt')}\n${c.lines.map((l) => vttEscape(cleanLine(l))).join('\n')}\n`);
+  const body = cues.map(
+    (c) =>
+      `${formatTimestamp(c.start, 'vtt')} --> ${formatTimestamp(c.end, 'vtt')}\n${c.lines.map((l) => vttEscape(cleanLine(l))).join('\n')}\n`,
+  );
   return ['WEBVTT\n', ...body].join('\n');
 }
 
 export function toSrt(cues: readonly Cue[]): string {
-  return cues.map((c, i) => `${i + 1}\n${formatTimestamp(c.start, 'srt')} --> ${formatTimestamp(c.end, 'srt')}\n${c.lines.map(cleanLine).join('\n')}\n`).join('\n');
+  return cues
+    .map(
+      (c, i) =>
+        `${i + 1}\n${formatTimestamp(c.start, 'srt')} --> ${formatTimestamp(c.end, 'srt')}\n${c.lines.map(cleanLine).join('\n')}\n`,
+    )
+    .join('\n');
 }
 
 export function writeSubtitles(cues: readonly Cue[], format: SubtitleFormat): string {

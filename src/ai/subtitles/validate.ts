@@ -32,10 +32,16 @@ function unescapeVtt(line: string): string {
 
 export function parseSubtitles(text: string, format: SubtitleFormat, rules: SubtitleRules = {}): ParsedSubtitles {
   const problems: string[] = [];
-  const blocks = text.replace(/^\uFEFF/, '').replace(/\r\n?/g, '\n').split(/\n{2,}/).map((b) => b.replace(/^\n+|\n+$/g, '')).filter(Boolean);
+  const blocks = text
+    .replace(/^\uFEFF/, '')
+    .replace(/\r\n?/g, '\n')
+    .split(/\n{2,}/)
+    .map((b) => b.replace(/^\n+|\n+$/g, ''))
+    .filter(Boolean);
   if (format === 'vtt') {
     const header = blocks.shift() ?? '';
-    if (!/^WEBVTT(?:[ \t].*)?$/.test(header.split('\n')[0] ?? '')) problems.push('the file does not start with a "WEBVTT" line');
+    if (!/^WEBVTT(?:[ \t].*)?$/.test(header.split('\n')[0] ?? ''))
+      problems.push('the file does not start with a "WEBVTT" line');
   }
   const cues: Cue[] = [];
   blocks.forEach((block, i) => {
@@ -58,13 +64,17 @@ export function parseSubtitles(text: string, format: SubtitleFormat, rules: Subt
     if (!(end > start)) problems.push(`${where}: ends (${end}) before it starts (${start})`);
     if (lines.length === 0 || lines.some((l) => !l.trim())) problems.push(`${where}: has no text or an empty line`);
     const cueLines = format === 'vtt' ? lines.map(unescapeVtt) : lines;
-    if (rules.maxLines !== undefined && cueLines.length > rules.maxLines) problems.push(`${where}: ${cueLines.length} lines (at most ${rules.maxLines})`);
+    if (rules.maxLines !== undefined && cueLines.length > rules.maxLines)
+      problems.push(`${where}: ${cueLines.length} lines (at most ${rules.maxLines})`);
     for (const l of cueLines) {
-      if (rules.maxLineLength !== undefined && l.length > rules.maxLineLength) problems.push(`${where}: line of ${l.length} characters (at most ${rules.maxLineLength})`);
+      if (rules.maxLineLength !== undefined && l.length > rules.maxLineLength)
+        problems.push(`${where}: line of ${l.length} characters (at most ${rules.maxLineLength})`);
     }
-    if (rules.mediaDuration !== undefined && end > rules.mediaDuration + 0.001) problems.push(`${where}: ends at ${end} s, after the media (${rules.mediaDuration} s)`);
+    if (rules.mediaDuration !== undefined && end > rules.mediaDuration + 0.001)
+      problems.push(`${where}: ends at ${end} s, after the media (${rules.mediaDuration} s)`);
     const prev = cues[cues.length - 1];
-    if (prev && start < prev.end - 0.0005) problems.push(`${where}: starts at ${start} s, before the previous cue ends (${prev.end} s)`);
+    if (prev && start < prev.end - 0.0005)
+      problems.push(`${where}: starts at ${start} s, before the previous cue ends (${prev.end} s)`);
     cues.push({ start, end, lines: cueLines });
   });
   return { cues, problems };

@@ -17,13 +17,16 @@ export function evenTimes(duration: number, count: number): number[] {
 }
 
 export async function videoFrameUrls(
-  video: string, times: readonly number[], opts: { workDir: string; duration?: number; maxSide?: number; signal?: AbortSignal },
+  video: string,
+  times: readonly number[],
+  opts: { workDir: string; duration?: number; maxSide?: number; signal?: AbortSignal },
 ): Promise<FrameImage[]> {
   const dir = await mkdtemp(join(opts.workDir, 'frames-'));
   try {
     const frames = await grabKeyframes(video, times, dir, { duration: opts.duration, signal: opts.signal });
     const out: FrameImage[] = [];
-    for (const f of frames) out.push({ time: f.time, url: await imageDataUrl(f.path, { maxSide: opts.maxSide ?? 768 }) });
+    for (const f of frames)
+      out.push({ time: f.time, url: await imageDataUrl(f.path, { maxSide: opts.maxSide ?? 768 }) });
     return out;
   } finally {
     await rm(dir, { recursive: true, force: true });

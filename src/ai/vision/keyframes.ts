@@ -11,7 +11,10 @@ export interface Keyframe {
 }
 
 export async function grabKeyframes(
-  video: string, times: readonly number[], dir: string, opts: { duration?: number; timeoutMs?: number; signal?: AbortSignal; limit?: DurationLimit } = {},
+  video: string,
+  times: readonly number[],
+  dir: string,
+  opts: { duration?: number; timeoutMs?: number; signal?: AbortSignal; limit?: DurationLimit } = {},
 ): Promise<Keyframe[]> {
   // Times are clamped into the video, whose probed duration already passed the duration limit.
   const limit = opts.limit ?? { maxDurationSeconds: opts.duration ?? Number.MAX_SAFE_INTEGER };

@@ -63,13 +63,31 @@ export async function ocrImage(imagePath: string, opts: OcrOptions = {}): Promis
   const language = opts.language ?? 'eng';
   let words: OcrWord[];
   try {
-    words = await runTesseract(imagePath, { binary: opts.binary, language, psm: opts.psm, timeoutMs: opts.timeoutMs ?? 60_000, signal: opts.signal });
+    words = await runTesseract(imagePath, {
+      binary: opts.binary,
+      language,
+      psm: opts.psm,
+      timeoutMs: opts.timeoutMs ?? 60_000,
+      signal: opts.signal,
+    });
   } catch (err) {
     if (err instanceof ProcessError && err.reason === 'spawn') {
-      throw new EngineUnavailableError('tesseract', 'OCR is not available: tesseract could not be started. Install it with `apt-get install -y tesseract-ocr tesseract-ocr-eng`.', { cause: err });
+      throw new EngineUnavailableError(
+        'tesseract',
+        'OCR is not available: tesseract could not be started. Install it with `apt-get install -y tesseract-ocr tesseract-ocr-eng`.',
+        { cause: err },
+      );
     }
-    if (err instanceof ProcessError && err.reason === 'exit' && /Failed loading language|Error opening data file/i.test(err.stderrTail)) {
-      throw new EngineUnavailableError('tesseract', `OCR is not available for "${language}": install its traineddata (e.g. apt-get install -y tesseract-ocr-eng).`, { cause: err });
+    if (
+      err instanceof ProcessError &&
+      err.reason === 'exit' &&
+      /Failed loading language|Error opening data file/i.test(err.stderrTail)
+    ) {
+      throw new EngineUnavailableError(
+        'tesseract',
+        `OCR is not available for "${language}": install its traineddata (e.g. apt-get install -y tesseract-ocr-eng).`,
+        { cause: err },
+      );
     }
     throw err;
   }

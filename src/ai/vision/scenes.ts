@@ -29,7 +29,11 @@ export function mergeCloseCuts(cuts: readonly SceneCut[], minGap: number): Scene
 
 export async function findSceneCuts(video: string, opts: SceneOptions = {}): Promise<SceneCut[]> {
   const probe = opts.probe ?? (await probeFile(video, UNLIMITED, { signal: opts.signal }));
-  if (!probe.hasVideo) throw new MediaTransformError('invalid_for_input', 'scene detection needs a video, and this file has no video stream');
+  if (!probe.hasVideo)
+    throw new MediaTransformError(
+      'invalid_for_input',
+      'scene detection needs a video, and this file has no video stream',
+    );
   const cuts = await detectSceneCuts(video, {
     threshold: opts.threshold,
     // About 0.02x real time at 320 px; the bound only stops a wedged ffmpeg.

@@ -3,13 +3,15 @@ import { type Kysely, SqliteAdapter } from 'kysely';
 // Written once for both dialects: only types and statements SQLite and PostgreSQL share.
 export async function up(db: Kysely<any>): Promise<void> {
   const sqlite = db.getExecutor().adapter instanceof SqliteAdapter;
-  await db.schema.createTable('orgs')
+  await db.schema
+    .createTable('orgs')
     .addColumn('id', 'text', (c) => c.primaryKey())
     .addColumn('name', 'text', (c) => c.notNull().unique())
     .addColumn('created', 'text', (c) => c.notNull())
     .execute();
 
-  await db.schema.createTable('projects')
+  await db.schema
+    .createTable('projects')
     .addColumn('id', 'text', (c) => c.primaryKey())
     .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id'))
     .addColumn('name', 'text', (c) => c.notNull())
@@ -20,7 +22,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addUniqueConstraint('projects_org_name', ['org_id', 'name'])
     .execute();
 
-  await db.schema.createTable('api_keys')
+  await db.schema
+    .createTable('api_keys')
     .addColumn('id', 'text', (c) => c.primaryKey())
     .addColumn('project_id', 'text', (c) => c.notNull().references('projects.id'))
     .addColumn('key_hash', 'text', (c) => c.notNull().unique())
@@ -31,7 +34,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('revoked', 'text')
     .execute();
 
-  await db.schema.createTable('media')
+  await db.schema
+    .createTable('media')
     .addColumn('id', 'text', (c) => c.primaryKey())
     .addColumn('project_id', 'text', (c) => c.notNull().references('projects.id'))
     .addColumn('kind', 'text')
@@ -47,7 +51,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
   await db.schema.createIndex('media_project_created').on('media').columns(['project_id', 'created', 'id']).execute();
 
-  await db.schema.createTable('files')
+  await db.schema
+    .createTable('files')
     .addColumn('id', 'text', (c) => c.primaryKey())
     .addColumn('project_id', 'text', (c) => c.notNull().references('projects.id'))
     .addColumn('media_id', 'text', (c) => c.notNull().references('media.id'))
@@ -72,8 +77,11 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.createIndex('files_media').on('files').columns(['media_id', 'created']).execute();
 
   // The outbox: later issues drive automations and webhooks from these rows.
-  await db.schema.createTable('events')
-    .addColumn('seq', 'integer', (c) => (sqlite ? c.primaryKey().autoIncrement() : c.primaryKey().generatedAlwaysAsIdentity()))
+  await db.schema
+    .createTable('events')
+    .addColumn('seq', 'integer', (c) =>
+      sqlite ? c.primaryKey().autoIncrement() : c.primaryKey().generatedAlwaysAsIdentity(),
+    )
     .addColumn('id', 'text', (c) => c.notNull().unique())
     .addColumn('project_id', 'text', (c) => c.notNull())
     .addColumn('type', 'text', (c) => c.notNull())
@@ -82,7 +90,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
   await db.schema.createIndex('events_project_created').on('events').columns(['project_id', 'created']).execute();
 
-  await db.schema.createTable('idempotency_keys')
+  await db.schema
+    .createTable('idempotency_keys')
     .addColumn('project_id', 'text', (c) => c.notNull())
     .addColumn('key', 'text', (c) => c.notNull())
     .addColumn('fingerprint', 'text', (c) => c.notNull())
@@ -96,7 +105,8 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.createIndex('idempotency_keys_expires').on('idempotency_keys').column('expires').execute();
 
   // Exact list totals without counting rows: kept in the same transaction as inserts/deletes.
-  await db.schema.createTable('counters')
+  await db.schema
+    .createTable('counters')
     .addColumn('project_id', 'text', (c) => c.notNull())
     .addColumn('resource', 'text', (c) => c.notNull())
     .addColumn('count', 'bigint', (c) => c.notNull().defaultTo(0))

@@ -2,7 +2,8 @@ import type { Kysely } from 'kysely';
 
 // The task row is the job: workers claim it under a lease, there is no second queue.
 export async function up(db: Kysely<any>): Promise<void> {
-  await db.schema.createTable('tasks')
+  await db.schema
+    .createTable('tasks')
     .addColumn('id', 'text', (c) => c.primaryKey())
     .addColumn('project_id', 'text', (c) => c.notNull().references('projects.id'))
     .addColumn('kind', 'text', (c) => c.notNull())
@@ -39,7 +40,8 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('projects').addColumn('webhook_secret_rotated', 'text').execute();
 
   // Webhook deliveries are rows too, written in the transaction that ends the task.
-  await db.schema.createTable('webhook_deliveries')
+  await db.schema
+    .createTable('webhook_deliveries')
     .addColumn('id', 'text', (c) => c.primaryKey())
     .addColumn('project_id', 'text', (c) => c.notNull())
     .addColumn('task_id', 'text')
@@ -53,9 +55,14 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created', 'text', (c) => c.notNull())
     .addColumn('updated', 'text', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('webhook_deliveries_due').on('webhook_deliveries').columns(['status', 'next_attempt']).execute();
+  await db.schema
+    .createIndex('webhook_deliveries_due')
+    .on('webhook_deliveries')
+    .columns(['status', 'next_attempt'])
+    .execute();
 
-  await db.schema.createTable('webhook_attempts')
+  await db.schema
+    .createTable('webhook_attempts')
     .addColumn('id', 'text', (c) => c.primaryKey())
     .addColumn('delivery_id', 'text', (c) => c.notNull())
     .addColumn('attempt', 'integer', (c) => c.notNull())
@@ -64,7 +71,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('duration_ms', 'integer', (c) => c.notNull())
     .addColumn('created', 'text', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('webhook_attempts_delivery').on('webhook_attempts').columns(['delivery_id', 'attempt']).execute();
+  await db.schema
+    .createIndex('webhook_attempts_delivery')
+    .on('webhook_attempts')
+    .columns(['delivery_id', 'attempt'])
+    .execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

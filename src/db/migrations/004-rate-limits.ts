@@ -4,7 +4,8 @@ import type { Kysely } from 'kysely';
 // fixed 60 s window (window_start in epoch seconds). SQLite gets the table too, unused:
 // there the counters stay in the serving process's memory.
 export async function up(db: Kysely<any>): Promise<void> {
-  await db.schema.createTable('rate_limits')
+  await db.schema
+    .createTable('rate_limits')
     .addColumn('key', 'text', (c) => c.notNull())
     .addColumn('window_start', 'bigint', (c) => c.notNull())
     .addColumn('count', 'integer', (c) => c.notNull())

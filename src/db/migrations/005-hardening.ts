@@ -7,12 +7,17 @@ export async function up(db: Kysely<any>): Promise<void> {
   // JSON arrays of automation ids, oldest first; null when a client's request caused it.
   await db.schema.alterTable('tasks').addColumn('chain', 'text').execute();
   await db.schema.alterTable('events').addColumn('chain', 'text').execute();
-  await db.schema.createIndex('tasks_status_project').on('tasks').columns(['status', 'project_id', 'run_after']).execute();
+  await db.schema
+    .createIndex('tasks_status_project')
+    .on('tasks')
+    .columns(['status', 'project_id', 'run_after'])
+    .execute();
 
   // A row per blob whose fate is not yet settled by a committed files row: 'put' is written
   // before the bytes and removed with the row's insert; 'delete' is written with the row's
   // delete and removed once the bytes are gone. What is left after a crash is swept.
-  await db.schema.createTable('blob_journal')
+  await db.schema
+    .createTable('blob_journal')
     .addColumn('blob_key', 'text', (c) => c.primaryKey())
     .addColumn('op', 'text', (c) => c.notNull())
     .addColumn('owner', 'text', (c) => c.notNull())
