@@ -170,14 +170,12 @@ async function upload(deps: Deps, req: FastifyRequest<{ Querystring: SignedQuery
       filename: target.filename,
     });
     req.auth ??= { orgId: project.org_id, projectId: project.id, keyId: '' };
-    return reply
-      .code(201)
-      .send(
-        objectBody(req, file, {
-          self: `${deps.config.publicUrl}/files/${file.id}`,
-          parent: `${deps.config.publicUrl}/files`,
-        }),
-      );
+    return reply.code(201).send(
+      objectBody(req, file, {
+        self: `${deps.config.publicUrl}/files/${file.id}`,
+        parent: `${deps.config.publicUrl}/files`,
+      }),
+    );
   } finally {
     await fsp.rm(tmp, { force: true });
   }

@@ -55,17 +55,15 @@ function route(req: http.IncomingMessage, res: http.ServerResponse, body: string
     case '/x':
       return void res.writeHead(200, { 'content-type': 'text/plain', 'content-length': PAYLOAD.length }).end(PAYLOAD);
     case '/echo':
-      return void res
-        .writeHead(200, { 'content-type': 'application/json' })
-        .end(
-          JSON.stringify({
-            method: req.method,
-            body,
-            auth: req.headers.authorization ?? null,
-            ua: req.headers['user-agent'],
-            host: req.headers.host,
-          }),
-        );
+      return void res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          method: req.method,
+          body,
+          auth: req.headers.authorization ?? null,
+          ua: req.headers['user-agent'],
+          host: req.headers.host,
+        }),
+      );
     // Refused redirect targets stay on loopback, so even a broken guard could not send a packet elsewhere;
     // the metadata and private ranges are covered by the guard's decision alone (url-check, address-policy tests).
     case '/to-mapped':
