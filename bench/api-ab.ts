@@ -1,0 +1,166 @@
+// A/B of the API's hot reads between two checkouts of mediad (say main before and after a change):
+// both built, both serving copies of one seeded data dir at once, measured with wrk in short
+// alternating windows, so the drift of this shared VM (a fifth over minutes) falls on both alike.
+// Each pair gives a ratio B/A; the figure is the median of the pairs' ratios.
+//   npm run bench:ab -- <checkout A> [<checkout B, default this one>]   (BENCH_PAIRS, BENCH_SECONDS)
+import { execFile, spawn } from 'node:child_process';
+import { cp, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { FILES, seedFiles } from './seed-files.js';
+import {
+  cpuMs,
+  createKeyCli,
+  fmt,
+  freePort,
+  median,
+  mediadEnv,
+  removeDir,
+  REPO,
+  request,
+  sleep,
+  table,
+  tempDataDir,
+  wrk,
+  writeResults,
+} from './lib.js';
+
+const run = promisify(execFile);
+const PAIRS = Number(process.env.BENCH_PAIRS ?? 6);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+
+interface Side {
+  name: string;
+  root: string;
+  url: string;
+  pid: number;
+  ca: Buffer;
+  stop(): Promise<void>;
+}
+
+async function serve(name: string, root: string, dataDir: string): Promise<Side> {
+  const port = await freePort();
+  const env = mediadEnv(dataDir, port);
+  const proc = spawn(path.join(root, 'dist', 'src', 'cli.js'), ['serve'], {
+    env,
+    cwd: root,
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const url = `https://127.0.0.1:${port}`;
+  for (let i = 0; i < 600; i++) {
+    if (proc.exitCode !== null) throw new Error(`${name}: mediad exited with ${proc.exitCode}`);
+    try {
+      const ca = await readFile(path.join(dataDir, 'tls', 'ca.crt'));
+      if ((await request(`${url}/health`, { ca })).status === 200) {
+        return {
+          name,
+          root,
+          url,
+          pid: proc.pid!,
+          ca,
+          async stop() {
+            proc.kill('SIGTERM');
+            await new Promise((r) => proc.once('exit', r));
+          },
+        };
+      }
+    } catch {
+      /* not up yet */
+    }
+    await sleep(100);
+  }
+  proc.kill('SIGKILL');
+  throw new Error(`${name}: mediad did not become healthy`);
+}
+
+async function main(): Promise<void> {
+  const [a, b = REPO] = process.argv.slice(2).map((p) => path.resolve(p));
+  if (!a) throw new Error('usage: npm run bench:ab -- <checkout A> [<checkout B>]');
+  for (const root of [a, b]) {
+    console.log(`building ${root}`);
+    await run('npm', ['run', '--silent', 'build'], { cwd: root });
+  }
+  const seedDir = await tempDataDir('ab-seed');
+  const dirs = [await tempDataDir('ab-a'), await tempDataDir('ab-b')];
+  const sides: Side[] = [];
+  try {
+    // One data dir seeded (schema migrated by B's command), copied for each side.
+    const key = await createKeyCli(mediadEnv(seedDir, 0));
+    const seeded = seedFiles(path.join(seedDir, 'mediad.db'), key.project_id);
+    for (const d of dirs) await cp(seedDir, d, { recursive: true });
+    sides.push(await serve('A', a, dirs[0]!), await serve('B', b, dirs[1]!));
+    const auth = { Authorization: `Bearer ${key.key}` };
+    const cases = [
+      { name: 'GET /files/{id}', path: `/files/${seeded.sampleId}` },
+      { name: 'GET /files?limit=20', path: '/files?limit=20' },
+    ];
+    for (const s of sides) {
+      for (const c of cases) {
+        const r = await request(`${s.url}${c.path}`, { headers: auth, ca: s.ca });
+        if (r.status !== 200) throw new Error(`${s.name} ${c.name} answered ${r.status}: ${r.body.slice(0, 200)}`);
+      }
+    }
+    const rows: (string | number)[][] = [];
+    const summary = [];
+    for (const c of cases) {
+      const per = { A: { rps: [] as number[], cpu: [] as number[] }, B: { rps: [] as number[], cpu: [] as number[] } };
+      const ratios: number[] = [];
+      const cpuRatios: number[] = [];
+      for (let i = 1; i <= PAIRS; i++) {
+        // Alternate which side goes first, so a trend within a pair does not favour one side.
+        const order = i % 2 ? sides : [...sides].reverse();
+        const got: Record<string, { rps: number; cpu: number }> = {};
+        for (const s of order) {
+          await wrk(`${s.url}${c.path}`, auth, 2, 0);
+          const before = await cpuMs(s.pid);
+          const r = await wrk(`${s.url}${c.path}`, auth, SECONDS, 0);
+          got[s.name] = { rps: r.rps, cpu: (((await cpuMs(s.pid)) - before) * 1000) / r.requests };
+        }
+        for (const n of ['A', 'B'] as const) {
+          per[n].rps.push(got[n]!.rps);
+          per[n].cpu.push(got[n]!.cpu);
+        }
+        ratios.push(got.B!.rps / got.A!.rps);
+        cpuRatios.push(got.B!.cpu / got.A!.cpu);
+        console.log(
+          `${c.name} pair ${i}/${PAIRS}: A ${fmt(got.A!.rps, 0)} req/s ${fmt(got.A!.cpu, 0)} µs, B ${fmt(got.B!.rps, 0)} req/s ${fmt(got.B!.cpu, 0)} µs`,
+        );
+      }
+      rows.push([
+        c.name,
+        fmt(median(per.A.rps), 0),
+        fmt(median(per.B.rps), 0),
+        fmt(median(ratios), 3),
+        fmt(median(per.A.cpu), 0),
+        fmt(median(per.B.cpu), 0),
+        fmt(median(cpuRatios), 3),
+      ]);
+      summary.push({
+        case: c.name,
+        a: per.A,
+        b: per.B,
+        rpsRatio: median(ratios),
+        cpuRatio: median(cpuRatios),
+        ratios,
+        cpuRatios,
+      });
+    }
+    console.log(`\nA: ${a}\nB: ${b}\n${PAIRS} pairs of ${SECONDS} s windows, wrk -t2 -c64, ${FILES} files seeded\n`);
+    console.log(table(['case', 'A req/s', 'B req/s', 'B/A req/s', 'A µs/req', 'B µs/req', 'B/A µs/req'], rows));
+    const file = await writeResults('api-ab', {
+      date: new Date().toISOString(),
+      node: process.version,
+      a,
+      b,
+      pairs: PAIRS,
+      seconds: SECONDS,
+      results: summary,
+    });
+    console.log(`\nJSON summary: ${path.relative(process.cwd(), file)}`);
+  } finally {
+    for (const s of sides) await s.stop();
+    for (const d of [seedDir, ...dirs]) await removeDir(d);
+  }
+}
+
+await main();
