@@ -10,7 +10,8 @@ import { addRouteHook, onRoutesWithMethod } from './http/route-hooks.js';
 import { observeRequest, UNMATCHED_ROUTE } from './metrics/registry.js';
 import { metricsRoutes } from './api/metrics.js';
 import { validatorCompiler } from './http/validation.js';
-import { API_VERSION_DEFAULT, resolveVersion } from './http/version.js';
+import { requestedVersion } from './http/version.js';
+import { registerRepresentation } from './http/representation.js';
 import { registerJsonBodies } from './http/json-body.js';
 import { clientErrorHandler } from './http/client-error.js';
 import './http/types.js';
@@ -48,6 +49,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   app.setValidatorCompiler(validatorCompiler);
   registerJsonBodies(app, deps.config.limits.bodyLimitBytes);
   registerErrorHandling(app);
+  registerRepresentation(app);
   const addMissingMethods = trackMethods(app);
 
   const publicHost = new URL(deps.config.publicUrl).host;
@@ -64,12 +66,11 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
         );
     }
     try {
-      req.apiVersion = resolveVersion(req.headers['accept-version']);
+      req.apiVersion = requestedVersion(req.headers);
     } catch (err) {
       // Health and file delivery are not versioned resources: an unknown version is not theirs
       // to refuse. Looked up only here, as req.routeOptions builds an object at every call.
       if (!req.routeOptions.config.unversioned) throw err;
-      req.apiVersion = API_VERSION_DEFAULT;
     }
   });
   app.addHook('onResponse', async (req, reply) => {

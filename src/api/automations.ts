@@ -25,8 +25,8 @@ const Workflow = Type.Array(Type.Unknown(), { maxItems: 100 });
 const AutomationSchema = Type.Object({
   id: Type.String(),
   object: Type.Literal('automation'),
-  name: Nullable(Type.String()),
-  description: Nullable(Type.String()),
+  name: Type.Optional(Type.String()),
+  description: Type.Optional(Type.String()),
   trigger: Free,
   workflow: Type.Array(Free),
   status: Type.String(),

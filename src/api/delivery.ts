@@ -4,6 +4,7 @@ import { pipeline } from 'node:stream/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
+import { asApiVersion } from '../versions.js';
 import { objectBody } from '../http/envelope.js';
 import { etagMatches, parseRange } from '../http/range.js';
 import { authenticate } from '../services/keys.js';
@@ -169,7 +170,13 @@ async function upload(deps: Deps, req: FastifyRequest<{ Querystring: SignedQuery
       folder: target.folder,
       filename: target.filename,
     });
-    req.auth ??= { orgId: project.org_id, projectId: project.id, keyId: '' };
+    req.auth ??= {
+      orgId: project.org_id,
+      projectId: project.id,
+      keyId: '',
+      apiVersion: asApiVersion(project.api_version),
+    };
+    req.apiVersion ??= req.auth.apiVersion;
     return reply.code(201).send(
       objectBody(req, file, {
         self: `${deps.config.publicUrl}/files/${file.id}`,

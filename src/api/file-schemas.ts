@@ -18,7 +18,7 @@ const fileFields = {
   folder: Type.String(),
   filename: Type.String(),
   url: Type.String(),
-  ref: Nullable(Type.String()),
+  ref: Type.Optional(Type.String()),
   created: Type.String(),
   updated: Type.String(),
 };
@@ -29,7 +29,8 @@ export const FileSchema = Type.Object({
   metadata: Metadata,
   status: Type.String(),
 });
-export const EmbeddedFileSchema = Type.Object(fileFields);
+/** A file inside a media: without media_id and metadata (SPEC 2.3), with its status (the SDKs require it). */
+export const EmbeddedFileSchema = Type.Object({ ...fileFields, status: Type.String() });
 
 export const CreateFileBody = Type.Object(
   {

@@ -2,8 +2,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import { objectBody } from '../http/envelope.js';
-import { Nullable, errorResponses, objectEnvelope } from '../http/schemas.js';
+import { errorResponses, objectEnvelope } from '../http/schemas.js';
 import { getProject, getWebhookSecret, rotateWebhookSecret, updateProject } from '../services/projects.js';
+import { API_VERSIONS, LATEST_VERSION } from '../versions.js';
 
 const ProjectSchema = Type.Object({
   id: Type.String(),
@@ -11,12 +12,22 @@ const ProjectSchema = Type.Object({
   org_id: Type.String(),
   name: Type.String(),
   require_signed_delivery: Type.Boolean(),
+  /** The API version of requests that name none (Accept-Version). */
+  api_version: Type.Enum([...API_VERSIONS]),
   created: Type.String(),
 });
+
+const PatchBody = Type.Object(
+  {
+    require_signed_delivery: Type.Optional(Type.Boolean()),
+    api_version: Type.Optional(Type.Enum([...API_VERSIONS, 'latest'])),
+  },
+  { additionalProperties: false },
+);
 const SecretSchema = Type.Object({
   object: Type.Literal('webhook_secret'),
   secret: Type.String(),
-  previous_secret_expires: Nullable(Type.String()),
+  previous_secret_expires: Type.Optional(Type.String()),
 });
 
 /** The key's project: settings, and the secret that signs its webhooks (Standard Webhooks whsec_…). */
@@ -35,11 +46,18 @@ export const projectRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
     '/project',
     {
       schema: {
-        body: Type.Object({ require_signed_delivery: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
+        body: PatchBody,
         response: { 200: objectEnvelope(ProjectSchema), ...errorResponses },
       },
     },
-    async (req) => objectBody(req, await updateProject(deps, req.auth!.projectId, req.body), links),
+    async (req) => {
+      const { api_version, ...rest } = req.body;
+      const patch = {
+        ...rest,
+        ...(api_version ? { api_version: api_version === 'latest' ? LATEST_VERSION : api_version } : {}),
+      };
+      return objectBody(req, await updateProject(deps, req.auth!.projectId, patch), links);
+    },
   );
 
   app.get(

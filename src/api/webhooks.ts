@@ -31,12 +31,12 @@ const EndpointSchema = Type.Object({
   object: Type.Literal('webhook_endpoint'),
   url: Type.String(),
   events: Type.Array(Type.String()),
-  description: Nullable(Type.String()),
+  description: Type.Optional(Type.String()),
   status: Type.String(),
   failed_deliveries: Type.Integer(),
   // Only in the answers to create and rotate-secret.
   secret: Type.Optional(Type.String()),
-  previous_secret_expires: Nullable(Type.String()),
+  previous_secret_expires: Type.Optional(Type.String()),
   created: Type.String(),
   updated: Type.String(),
 });
@@ -44,21 +44,21 @@ const EndpointSchema = Type.Object({
 const AttemptSchema = Type.Object({
   attempt: Type.Integer(),
   status: Type.String(),
-  status_code: Nullable(Type.Integer()),
+  status_code: Type.Optional(Type.Integer()),
   duration_ms: Type.Integer(),
-  error: Nullable(Type.String()),
+  error: Type.Optional(Type.String()),
   created: Type.String(),
 });
 
 const DeliverySchema = Type.Object({
   id: Type.String(),
   object: Type.Literal('webhook_delivery'),
-  endpoint_id: Nullable(Type.String()),
-  event_id: Nullable(Type.String()),
+  endpoint_id: Type.Optional(Type.String()),
+  event_id: Type.Optional(Type.String()),
   event_type: Type.String(),
   url: Type.String(),
   status: Type.String(),
-  next_attempt: Nullable(Type.String()),
+  next_attempt: Type.Optional(Type.String()),
   attempts: Type.Array(AttemptSchema),
   created: Type.String(),
   updated: Type.String(),

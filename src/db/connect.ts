@@ -27,6 +27,7 @@ import * as m002 from './migrations/002-tasks.js';
 import * as m003 from './migrations/003-automations.js';
 import * as m004 from './migrations/004-rate-limits.js';
 import * as m005 from './migrations/005-hardening.js';
+import * as m006 from './migrations/006-api-versions.js';
 
 export type Db = Kysely<Database>;
 
@@ -38,6 +39,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '003-automations': m003,
   '004-rate-limits': m004,
   '005-hardening': m005,
+  '006-api-versions': m006,
 };
 
 class CodeMigrationProvider implements MigrationProvider {

@@ -19,6 +19,8 @@ export interface ProjectsTable {
   webhook_secret_previous: string | null;
   webhook_secret_rotated: string | null;
   require_signed_delivery: number;
+  /** The API version of requests that name none (http/version.ts). */
+  api_version: string;
   created: string;
 }
 

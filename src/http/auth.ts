@@ -34,6 +34,8 @@ export function registerAuth(app: FastifyInstance, deps: Deps, after: AfterAuth 
       );
     }
     req.auth = auth;
+    // A request that names no version gets its project's default (PATCH /project {api_version}).
+    req.apiVersion ??= auth.apiVersion;
     if (after) await after(req, reply);
   });
 }

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
-import { API_VERSION_DEFAULT } from './version.js';
+import { DEFAULT_VERSION } from '../versions.js';
 
 // Answers for what never becomes a request: an HTTP head Node's parser refuses (bad bytes in
 // the target, a space in a header name, Content-Length beside Transfer-Encoding, a bad chunk
@@ -26,7 +26,7 @@ export function rawErrorEnvelope(selfUrl: string, err: AppError, requestId: stri
       request_id: requestId,
       org_id: null,
       project_id: null,
-      version: API_VERSION_DEFAULT,
+      version: DEFAULT_VERSION,
       type: 'error' as const,
     },
     data: null,

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { Page } from '../db/paginate.js';
-import { API_VERSION_DEFAULT } from './version.js';
+import { versionOf } from './representation.js';
 
 // Builders for the SPEC 2.1 envelope. Handlers return data; these add meta and links.
 
@@ -9,7 +9,7 @@ function baseMeta<T extends 'object' | 'list' | 'error'>(req: FastifyRequest, ty
     request_id: req.id,
     org_id: req.auth?.orgId ?? null,
     project_id: req.auth?.projectId ?? null,
-    version: req.apiVersion ?? API_VERSION_DEFAULT,
+    version: versionOf(req),
     type,
   };
 }

@@ -19,7 +19,7 @@ export const asSerialised = <B>(body: B) => body as unknown as Serialised<B>;
  * generation garbage than the database read. The response schema still documents the shape,
  * and test/unit/native-json.test.ts holds these bodies to exactly what the schema allows.
  */
-export const nativeJson = { serializerCompiler: () => nativeStringify };
+export const nativeJson = { serializerCompiler: () => nativeStringify, config: { nativeJson: true } };
 
 /** JSON.stringify, with an envelope's data written as it is when it is already JSON text. */
 function nativeStringify(body: unknown): string {

@@ -1,15 +1,19 @@
 import 'fastify';
 import type { AuthContext } from '../services/keys.js';
+import type { ApiVersion } from '../versions.js';
 
 export type { AuthContext };
 
 declare module 'fastify' {
   interface FastifyRequest {
     auth?: AuthContext;
-    apiVersion?: string;
+    /** Asked for in the headers, or the project's default once authenticated (http/version.ts). */
+    apiVersion?: ApiVersion;
   }
   interface FastifyContextConfig {
     /** Not a versioned API resource (health, file delivery): Accept-Version is ignored. */
     unversioned?: boolean;
+    /** The route serialises with JSON.stringify (http/json-text.ts). */
+    nativeJson?: boolean;
   }
 }

@@ -1,20 +1,35 @@
 import { AppError } from '../errors.js';
+import { API_VERSIONS, isApiVersion, LATEST_VERSION, type ApiVersion } from '../versions.js';
 
-// Date-shaped API versions (SPEC 9). One representation serves all of them today;
-// the older dates are accepted because clients of the hosted API send them.
-export const API_VERSION_DEFAULT = '2025-08-20';
-export const API_VERSIONS: readonly string[] = ['2025-01-01', '2025-07-01', '2025-08-20'];
+// Date-shaped API versions (SPEC 9), in two generations of the wire format:
+// - the envelope generation (2025-01-01, 2025-07-01): every answer is {meta, data, error, links},
+//   what SPEC.md describes and the 0.x SDKs read;
+// - the bare generation (2025-08-20): an object is answered as itself, a list as an array with
+//   its pagination in a Link header and its total in X-Total-Count, an error as {code, message,
+//   status, details?}; what the 1.0 SDKs read.
+// A request's version is its Accept-Version header, else ACCEPT_VERSION (sent by the 1.0 SDKs'
+// `version` option), else its project's default (PATCH /project {api_version}); `latest` is the
+// newest. Routes never see the generation: http/representation.ts turns their envelope into it.
 
-/** Resolves the Accept-Version header to a known version, or throws unsupported_version. */
-export function resolveVersion(header: string | string[] | undefined): string {
-  if (header === undefined || header === '') return API_VERSION_DEFAULT;
-  const value = Array.isArray(header) ? (header[0] ?? '') : header;
-  if (API_VERSIONS.includes(value)) return value;
+/** An API version as a client names it: a known date, or `latest`; anything else is refused. */
+export function parseVersion(value: string, field: string): ApiVersion {
+  if (value === 'latest') return LATEST_VERSION;
+  if (isApiVersion(value)) return value;
   throw new AppError(
     'unsupported_version',
-    `Accept-Version "${value}" is not a version of this API; known versions: ${API_VERSIONS.join(', ')} (omit the header for ${API_VERSION_DEFAULT})`,
+    `${field} "${value}" is not a version of this API; known versions: ${API_VERSIONS.join(', ')} or latest (omit it for your project's default)`,
     {
-      details: [{ field: 'headers.accept-version', message: `must be one of ${API_VERSIONS.join(', ')}` }],
+      details: [{ field, message: `must be one of ${API_VERSIONS.join(', ')}, latest` }],
     },
   );
+}
+
+/** The version the request asks for in its headers (Accept-Version, else ACCEPT_VERSION), or undefined. */
+export function requestedVersion(headers: Record<string, string | string[] | undefined>): ApiVersion | undefined {
+  for (const name of ['accept-version', 'accept_version']) {
+    const raw = headers[name];
+    const value = Array.isArray(raw) ? raw[0] : raw;
+    if (value !== undefined && value !== '') return parseVersion(value.trim(), `headers.${name}`);
+  }
+  return undefined;
 }

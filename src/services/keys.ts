@@ -3,6 +3,7 @@ import type { Deps } from '../deps.js';
 import { iso } from '../deps.js';
 import { newId, randomBase62 } from '../ids.js';
 import { newWebhookSecret } from '../webhooks/secrets.js';
+import { asApiVersion, DEFAULT_VERSION, type ApiVersion } from '../versions.js';
 
 // API keys are 256-bit random tokens, so a single SHA-256 is the right storage hash
 // (slow password hashes guard low-entropy secrets; these are not).
@@ -10,11 +11,12 @@ const KEY_PREFIX = 'mdk_';
 
 export const hashKey = (key: string): string => createHash('sha256').update(key).digest('hex');
 
-/** Who a request is: the key's project and organisation. */
+/** Who a request is: the key's project and organisation, and the project's default API version. */
 export interface AuthContext {
   orgId: string;
   projectId: string;
   keyId: string;
+  apiVersion: ApiVersion;
 }
 
 export interface CreatedKey {
@@ -30,6 +32,7 @@ export async function createKey(
   orgName: string,
   projectName: string,
   name?: string,
+  opts: { apiVersion?: ApiVersion } = {},
 ): Promise<CreatedKey> {
   const now = iso(deps.clock.now());
   return deps.db.transaction().execute(async (trx) => {
@@ -57,6 +60,7 @@ export async function createKey(
           webhook_secret_previous: null,
           webhook_secret_rotated: null,
           require_signed_delivery: 0,
+          api_version: opts.apiVersion ?? DEFAULT_VERSION,
           created: now,
         })
         .execute();
@@ -146,13 +150,24 @@ export async function authenticate(deps: Pick<Deps, 'db' | 'clock'>, token: stri
   const row = await deps.db
     .selectFrom('api_keys')
     .innerJoin('projects', 'projects.id', 'api_keys.project_id')
-    .select(['api_keys.id as keyId', 'api_keys.project_id as projectId', 'projects.org_id as orgId'])
+    .select([
+      'api_keys.id as keyId',
+      'api_keys.project_id as projectId',
+      'projects.org_id as orgId',
+      'projects.api_version',
+    ])
     .where('api_keys.key_hash', '=', hash)
     .where('api_keys.revoked', 'is', null)
     .executeTakeFirst();
   if (!row) return null;
+  const auth: AuthContext = {
+    keyId: row.keyId,
+    projectId: row.projectId,
+    orgId: row.orgId,
+    apiVersion: asApiVersion(row.api_version),
+  };
   if (authCache.size >= AUTH_CACHE_SIZE) authCache.clear();
-  authCache.set(token, { auth: row, until: Date.now() + AUTH_CACHE_MS });
+  authCache.set(token, { auth, until: Date.now() + AUTH_CACHE_MS });
   const now = deps.clock.now();
   if ((lastUsedWritten.get(row.keyId) ?? 0) + LAST_USED_EVERY_MS < now.getTime()) {
     lastUsedWritten.set(row.keyId, now.getTime());
@@ -162,5 +177,10 @@ export async function authenticate(deps: Pick<Deps, 'db' | 'clock'>, token: stri
       .where('id', '=', row.keyId)
       .execute();
   }
-  return row;
+  return auth;
+}
+
+/** Forgets this process's verified keys of a project whose settings changed (other processes follow within AUTH_CACHE_MS). */
+export function forgetProjectKeys(projectId: string): void {
+  for (const [token, entry] of authCache) if (entry.auth.projectId === projectId) authCache.delete(token);
 }

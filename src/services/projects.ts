@@ -4,6 +4,8 @@ import { AppError } from '../errors.js';
 import type { ProjectsTable } from '../db/schema.js';
 import { toProjectObject, toSecretObject } from '../shapes/projects.js';
 import { newWebhookSecret, previousSecretExpires } from '../webhooks/secrets.js';
+import type { ApiVersion } from '../versions.js';
+import { forgetProjectKeys } from './keys.js';
 
 export async function getProjectRow(deps: Pick<Deps, 'db'>, projectId: string): Promise<ProjectsTable> {
   const row = await deps.db.selectFrom('projects').selectAll().where('id', '=', projectId).executeTakeFirst();
@@ -15,17 +17,19 @@ export async function getProject(deps: Pick<Deps, 'db'>, projectId: string) {
   return toProjectObject(await getProjectRow(deps, projectId));
 }
 
-export async function updateProject(
-  deps: Pick<Deps, 'db'>,
-  projectId: string,
-  patch: { require_signed_delivery?: boolean },
-) {
-  if (patch.require_signed_delivery !== undefined) {
-    await deps.db
-      .updateTable('projects')
-      .set({ require_signed_delivery: patch.require_signed_delivery ? 1 : 0 })
-      .where('id', '=', projectId)
-      .execute();
+export interface ProjectPatch {
+  require_signed_delivery?: boolean;
+  /** The API version of requests that name none. */
+  api_version?: ApiVersion;
+}
+
+export async function updateProject(deps: Pick<Deps, 'db'>, projectId: string, patch: ProjectPatch) {
+  const set: Partial<ProjectsTable> = {};
+  if (patch.require_signed_delivery !== undefined) set.require_signed_delivery = patch.require_signed_delivery ? 1 : 0;
+  if (patch.api_version !== undefined) set.api_version = patch.api_version;
+  if (Object.keys(set).length > 0) {
+    await deps.db.updateTable('projects').set(set).where('id', '=', projectId).execute();
+    forgetProjectKeys(projectId);
   }
   return getProject(deps, projectId);
 }

@@ -11,8 +11,8 @@ export function toAutomationObject(row: AutomationsTable) {
   return {
     id: row.id,
     object: 'automation' as const,
-    name: row.name,
-    description: row.description,
+    name: row.name ?? undefined,
+    description: row.description ?? undefined,
     // Stored as validated; shown as plain JSON objects.
     trigger: JSON.parse(row.trigger) as Record<string, unknown>,
     workflow: JSON.parse(row.workflow) as Record<string, unknown>[],

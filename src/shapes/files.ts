@@ -78,7 +78,7 @@ function fileCore(publicUrl: string, row: FileRow) {
     folder: row.folder,
     filename: row.filename,
     url: deliveryUrl(publicUrl, row.project_id, row.folder, row.filename),
-    ref: row.ref,
+    ref: row.ref ?? undefined,
     created: row.created,
     updated: row.updated,
   };
@@ -104,9 +104,9 @@ export function fileListJson(publicUrl: string, rows: FileRow[]): string {
   return JSON.stringify(rows.map((r) => toFileObject(publicUrl, r)));
 }
 
-/** Files embedded in a media omit media_id, metadata and status (SPEC 2.3). */
+/** Files embedded in a media omit media_id and metadata (SPEC 2.3); they carry status, which the SDKs require. */
 export function toEmbeddedFile(publicUrl: string, row: FileRow) {
-  return fileCore(publicUrl, row);
+  return Object.assign(fileCore(publicUrl, row), { status: row.status });
 }
 
 export function toMediaObject(publicUrl: string, media: MediaRow, files: FileRow[]) {
@@ -117,15 +117,15 @@ export function toMediaObject(publicUrl: string, media: MediaRow, files: FileRow
   return {
     id: media.id,
     object: 'media' as const,
-    kind: media.kind,
-    title: media.title,
-    alt: media.alt,
+    kind: media.kind ?? undefined,
+    title: media.title ?? undefined,
+    alt: media.alt ?? undefined,
     width: media.width ?? undefined,
     height: media.height ?? undefined,
     duration: media.duration ?? undefined,
     files: embedded,
     urls,
-    background: media.background,
+    background: media.background ?? undefined,
     metadata: parseMetadata(media.metadata),
     created: media.created,
     updated: media.updated,

@@ -1,4 +1,5 @@
 import type { ProjectsTable } from '../db/schema.js';
+import { asApiVersion } from '../versions.js';
 
 // The project and its webhook secret as the API shows them.
 
@@ -9,6 +10,7 @@ export function toProjectObject(row: ProjectsTable) {
     org_id: row.org_id,
     name: row.name,
     require_signed_delivery: row.require_signed_delivery === 1,
+    api_version: asApiVersion(row.api_version),
     created: row.created,
   };
 }
@@ -18,6 +20,6 @@ export function toSecretObject(row: ProjectsTable, previousSecretExpires: string
   return {
     object: 'webhook_secret' as const,
     secret: row.webhook_secret,
-    previous_secret_expires: previousSecretExpires,
+    previous_secret_expires: previousSecretExpires ?? undefined,
   };
 }

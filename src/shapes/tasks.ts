@@ -27,6 +27,8 @@ export function fileSummary(f: FileObject) {
 export type FileSummary = ReturnType<typeof fileSummary>;
 
 export function toTaskObject(row: TasksTable) {
+  const failure =
+    row.error && row.status === 'failed' ? (JSON.parse(row.error) as { code: string; message: string }) : undefined;
   return {
     id: row.id,
     object: 'task' as const,
@@ -35,13 +37,14 @@ export function toTaskObject(row: TasksTable) {
       ? (JSON.parse(row.input) as Record<string, unknown>)
       : row.input_url
         ? { url: row.input_url }
-        : null,
+        : undefined,
     options: JSON.parse(row.options) as Record<string, unknown>,
     output: row.output ? (JSON.parse(row.output) as Record<string, unknown>) : null,
     status: row.status,
     progress: row.progress,
-    error:
-      row.error && row.status === 'failed' ? (JSON.parse(row.error) as { code: string; message: string }) : undefined,
+    // What the SDKs type `error` as: the human message; the stable code beside it.
+    error: failure?.message,
+    error_code: failure?.code,
     attempts: row.attempts,
     parent_id: row.parent_id ?? undefined,
     automation_id: row.automation_id ?? undefined,

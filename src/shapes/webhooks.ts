@@ -7,9 +7,9 @@ function toAttemptObject(a: WebhookAttemptsTable) {
   return {
     attempt: a.attempt,
     status: ok ? ('succeeded' as const) : ('failed' as const),
-    status_code: a.status_code,
+    status_code: a.status_code ?? undefined,
     duration_ms: a.duration_ms,
-    error: a.error,
+    error: a.error ?? undefined,
     created: a.created,
   };
 }
@@ -18,13 +18,13 @@ export function toDeliveryObject(d: WebhookDeliveriesTable, attempts: WebhookAtt
   return {
     id: d.id,
     object: 'webhook_delivery' as const,
-    endpoint_id: d.endpoint_id,
-    event_id: d.event_id,
+    endpoint_id: d.endpoint_id ?? undefined,
+    event_id: d.event_id ?? undefined,
     event_type: d.event_type,
     url: d.url,
     status: d.status,
-    // When the next attempt is due; null once the delivery is delivered or failed.
-    next_attempt: d.status === 'pending' ? d.next_attempt : null,
+    // When the next attempt is due; absent once the delivery is delivered or failed.
+    next_attempt: d.status === 'pending' ? d.next_attempt : undefined,
     attempts: attempts.map(toAttemptObject),
     created: d.created,
     updated: d.updated,
@@ -42,11 +42,11 @@ export function endpointShape(row: WebhookEndpointsTable, previousSecretExpires:
     object: 'webhook_endpoint' as const,
     url: row.url,
     events: JSON.parse(row.events) as string[],
-    description: row.description,
+    description: row.description ?? undefined,
     status: row.status,
     failed_deliveries: row.failed_deliveries,
     ...(withSecret ? { secret: row.secret } : {}),
-    previous_secret_expires: previousSecretExpires,
+    previous_secret_expires: previousSecretExpires ?? undefined,
     created: row.created,
     updated: row.updated,
   };

@@ -74,7 +74,7 @@ describe('automations: CRUD and validation', () => {
       body: { trigger: { kind: 'event', event: 'file.created' }, workflow: [{ kind: 'image', width: 10 }] },
     });
     assert.equal(replaced.status, 200, replaced.text);
-    assert.equal(replaced.json.data.name, null, 'PUT replaces: unsent fields are cleared');
+    assert.equal(replaced.json.data.name, undefined, 'PUT replaces: unsent fields are cleared (and omitted)');
     assert.equal(replaced.json.data.status, 'active');
     const list = (await t.call('GET', '/automations', { key })).json;
     assert.equal(list.meta.limit, 10);
@@ -196,16 +196,16 @@ describe('workflow tasks', () => {
     assert.equal(created.status, 201, created.text);
     const done = await waitForTask(t, key, created.json.data.id);
     assert.equal(done.status, 'failed');
-    assert.equal(done.error.code, 'workflow_failed');
+    assert.equal(done.error_code, 'workflow_failed');
     const kids = await Promise.all(
       done.workflow.map((c: any) => t.call('GET', `/tasks/${c.id}`, { key }).then((r) => r.json.data)),
     );
     const byKind = Object.fromEntries(kids.map((k: any) => [k.kind, k]));
     assert.equal(byKind.image.status, 'completed');
-    assert.equal(byKind.audio.error.code, 'no_audio_stream');
-    assert.equal(byKind.speech.error.code, 'kind_not_supported', 'unimplemented step kinds fail visibly');
-    assert.match(done.error.message, new RegExp(byKind.audio.id));
-    assert.match(done.error.message, new RegExp(byKind.speech.id));
+    assert.equal(byKind.audio.error_code, 'no_audio_stream');
+    assert.equal(byKind.speech.error_code, 'kind_not_supported', 'unimplemented step kinds fail visibly');
+    assert.match(done.error, new RegExp(byKind.audio.id));
+    assert.match(done.error, new RegExp(byKind.speech.id));
   });
 
   it('rejects a bad tree at creation', async () => {
@@ -251,7 +251,7 @@ describe('http kind', () => {
         .json.data.id,
     );
     assert.equal(failed.status, 'failed');
-    assert.equal(failed.error.code, 'source_rejected');
+    assert.equal(failed.error_code, 'source_rejected');
     assert.equal(JSON.parse((await receiver.waitFor(2))[1]!.body).hello, 1);
   });
 });

@@ -96,7 +96,7 @@ describe('POST /files', () => {
     assert.equal(media.urls.original, f.url);
     assert.equal(media.files.length, 1);
     assert.equal(media.files[0].media_id, undefined, 'embedded files omit media_id');
-    assert.equal(media.files[0].status, undefined);
+    assert.equal(media.files[0].status, 'ready', 'embedded files carry status (the SDKs require it)');
     assert.equal(media.files[0].metadata, undefined);
 
     const events = await t.server.runtime.deps.db
@@ -312,7 +312,7 @@ describe('protocol errors', () => {
   });
 
   it('sends the request id as a header and refuses unknown API versions', async () => {
-    const ok = await t.call('GET', '/files', { key, headers: { 'accept-version': '2025-08-20' } });
+    const ok = await t.call('GET', '/files', { key, headers: { 'accept-version': '2025-07-01' } });
     assert.equal(ok.headers['x-request-id'], ok.json.meta.request_id);
     const bad = await t.call('GET', '/files', { key, headers: { 'accept-version': '1999-01-01' } });
     assert.equal(bad.status, 400);

@@ -232,7 +232,7 @@ describe('Accept-Version outside the versioned API', () => {
   it('ignores the header on /health and on file delivery, and still refuses it on the API', async () => {
     const health = await t.call('GET', '/health', { headers: { 'accept-version': 'bogus' } });
     assert.equal(health.status, 200, health.text);
-    assert.equal(health.json.meta.version, '2025-08-20');
+    assert.equal(health.json.meta.version, '2025-07-01');
     const missing = await t.call('GET', `/d/${projectId}/x/none.png`, { headers: { 'accept-version': 'bogus' } });
     assertEnvelopeError(missing, 404, 'not_found');
     const notAllowed = await t.call('POST', '/health', { headers: { 'accept-version': 'bogus' } });

@@ -52,7 +52,7 @@ describe('MEDIAD_MAX_DURATION_SECONDS=60, MEDIAD_MAX_FRAMES=1000', () => {
   it('POST /tasks on the lying MKV by URL fails the same way, with nothing stored', async () => {
     const task = await runTask(t, key, { kind: 'video', url: origin.url('/fixtures/video-mkv-lying-duration') });
     assert.equal(task.status, 'failed');
-    assert.equal(task.error.code, 'media_limit_exceeded', JSON.stringify(task.error));
+    assert.equal(task.error_code, 'media_limit_exceeded', JSON.stringify(task.error));
     assert.equal(task.attempts, 1, 'not retried');
     assert.equal((await t.call('GET', '/files', { key })).json.meta.total, 0);
   });
@@ -99,9 +99,9 @@ describe('MEDIAD_MAX_DURATION_SECONDS=60, MEDIAD_MAX_FRAMES=1000', () => {
         const started = Date.now();
         const task = await runTask(t, key, { ...body, file_id: fileId });
         assert.equal(task.status, 'failed');
-        assert.equal(task.error.code, 'media_limit_exceeded', JSON.stringify(task.error));
+        assert.equal(task.error_code, 'media_limit_exceeded', JSON.stringify(task.error));
         assert.match(
-          task.error.message,
+          task.error,
           /goes on past 1 min \(its header says 10 s\); the limit is 1 min \(MEDIAD_MAX_DURATION_SECONDS\)/,
         );
         assert.equal(task.output, null);
@@ -112,7 +112,7 @@ describe('MEDIAD_MAX_DURATION_SECONDS=60, MEDIAD_MAX_FRAMES=1000', () => {
     it('image: a frame time past the limit is refused', async () => {
       const task = await runTask(t, key, { kind: 'image', file_id: fileId, start: 100 });
       assert.equal(task.status, 'failed');
-      assert.equal(task.error.code, 'media_limit_exceeded', JSON.stringify(task.error));
+      assert.equal(task.error_code, 'media_limit_exceeded', JSON.stringify(task.error));
     });
 
     it('thumbnails: the storyboard covers the 10 s the probe knows, nothing past the limit', async () => {

@@ -66,7 +66,7 @@ describe('POST /tasks: ingest', () => {
       const task = (await post({ kind: 'ingest', url: origin.url(path) })).json.data;
       const done = await waitForTask(t, key, task.id);
       assert.equal(done.status, 'failed');
-      assert.equal(done.error.code, code);
+      assert.equal(done.error_code, code);
       assert.equal(done.attempts, 1, 'a permanent failure is not retried');
       assert.equal(done.output, null);
     }

@@ -186,7 +186,7 @@ describe('audio', () => {
   it('fails at once with no_audio_stream for a silent video', async () => {
     const { task } = await run({ kind: 'audio', file_id: inputs['video-noaudio-mp4'].id });
     assert.equal(task.status, 'failed');
-    assert.equal(task.error.code, 'no_audio_stream');
+    assert.equal(task.error_code, 'no_audio_stream');
     assert.equal(task.attempts, 1);
   });
 });

@@ -86,7 +86,7 @@ describe('webhook endpoints: CRUD and validation', () => {
     assert.equal(patched.status, 200, patched.text);
     assert.deepEqual(
       [patched.json.data.events, patched.json.data.description, patched.json.data.status],
-      [['*'], null, 'disabled'],
+      [['*'], undefined, 'disabled'],
     );
     await db().updateTable('webhook_endpoints').set({ failed_deliveries: 2 }).where('id', '=', ep.id).execute();
     const enabled = await t.call('PATCH', `/webhooks/${ep.id}`, { key, body: { status: 'active' } });
@@ -195,10 +195,13 @@ describe('webhook endpoints: delivery', () => {
     const [d] = listed.data;
     assert.deepEqual(
       [d.object, d.event_id, d.event_type, d.status, d.next_attempt],
-      ['webhook_delivery', event.id, 'media.created', 'delivered', null],
+      ['webhook_delivery', event.id, 'media.created', 'delivered', undefined],
     );
     assert.equal(d.attempts.length, 1);
-    assert.deepEqual([d.attempts[0].status, d.attempts[0].status_code, d.attempts[0].error], ['succeeded', 200, null]);
+    assert.deepEqual(
+      [d.attempts[0].status, d.attempts[0].status_code, d.attempts[0].error],
+      ['succeeded', 200, undefined],
+    );
     assert.equal(typeof d.attempts[0].duration_ms, 'number');
   });
 

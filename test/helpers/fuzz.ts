@@ -12,7 +12,7 @@ import { startTestServer, type TestServer } from './server.js';
 
 // A seeded fuzzer of the whole API over real HTTPS on loopback. Every answer must be below
 // 500 and, where it is JSON (every answer but delivered file bytes and /metrics), the
-// envelope with a catalogue code whose status matches. Raw malformed HTTP goes over a TLS
+// envelope (or, for requests of the bare generation, the bare shape) with a catalogue code whose status matches. Raw malformed HTTP goes over a TLS
 // socket and over plain TCP, and must be answered with the envelope or, when the client
 // stopped mid-request, with nothing.
 
@@ -151,28 +151,28 @@ export function checkAnswer(
   } catch {
     return 'body is not JSON';
   }
-  if (
-    !json ||
-    typeof json !== 'object' ||
-    !json.meta ||
-    typeof json.meta.request_id !== 'string' ||
-    !('data' in json) ||
-    !json.links
-  )
-    return 'not the envelope';
+  // The bare generation (2025-08-20, named by the answer's Mediad-Version) answers without the
+  // envelope: an object or array, or an error object {code, message, status}.
+  const bare = headers['mediad-version'] === '2025-08-20';
+  if (!json || typeof json !== 'object') return 'not a JSON object or array';
+  const envelope = !!json.meta && typeof json.meta.request_id === 'string' && 'data' in json && !!json.links;
+  if (bare && envelope) return 'an envelope answered in the bare generation';
+  if (!bare && !envelope) return 'not the envelope';
+  if (envelope && headers['mediad-version'] && json.meta.version !== headers['mediad-version'])
+    return `meta.version ${json.meta.version} differs from Mediad-Version ${headers['mediad-version']}`;
   if (status >= 400) {
-    const e = json.error;
+    const e = bare ? json : json.error;
     if (!e || typeof e.code !== 'string' || typeof e.message !== 'string' || !e.message)
       return 'error answer without error.code and message';
     if (!(e.code in ERROR_CATALOGUE)) return `error code ${e.code} is not in the catalogue`;
     if (ERROR_CATALOGUE[e.code as keyof typeof ERROR_CATALOGUE] !== status || e.status !== status)
       return `code ${e.code} answered with status ${status} (error.status ${e.status})`;
-    if (json.data !== null || json.meta.type !== 'error')
+    if (envelope && (json.data !== null || json.meta.type !== 'error'))
       return 'error answer with data or a meta.type other than error';
     if (/\n\s+at |node_modules|\.ts:\d+/.test(e.message)) return 'error message carries a stack trace or source path';
     if (status === 405 && !headers.allow) return '405 without Allow';
     if (status === 401 && !headers['www-authenticate']) return '401 without WWW-Authenticate';
-  } else if (json.error != null) return 'success answer with an error';
+  } else if (envelope && json.error != null) return 'success answer with an error';
   return null;
 }
 

@@ -101,7 +101,7 @@ describe('endpoint secrets', () => {
     assert.deepEqual(endpointSecrets(row, during), [current, previous]);
     assert.deepEqual(endpointSecrets(row, new Date('2026-01-02T00:00:01Z')), [current]);
     assert.equal(toEndpointObject(row, during).previous_secret_expires, '2026-01-02T00:00:00.000Z');
-    assert.equal(toEndpointObject(row, new Date('2026-01-03T00:00:00Z')).previous_secret_expires, null);
+    assert.equal(toEndpointObject(row, new Date('2026-01-03T00:00:00Z')).previous_secret_expires, undefined);
 
     const body = JSON.stringify({ id: 'evt_1', object: 'event' });
     const headers = webhookHeaders(endpointSecrets(row, new Date()), 'evt_1', Math.floor(Date.now() / 1000), body);
