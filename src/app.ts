@@ -25,6 +25,8 @@ import { projectRoutes } from './api/project.js';
 import { automationRoutes } from './api/automations.js';
 import { eventsRoutes } from './api/events.js';
 import { webhooksRoutes } from './api/webhooks.js';
+import { registerOpenApi } from './api/docs/openapi.js';
+import { docsRoutes } from './api/docs/routes.js';
 
 export interface AppOptions {
   serverFactory?: FastifyServerFactory;
@@ -83,6 +85,9 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     );
   });
 
+  // Before the routes: it documents them as they are added.
+  await registerOpenApi(app, deps);
+  await app.register(docsRoutes, { deps });
   await app.register(healthRoutes, { deps });
   await app.register(deliveryRoutes, { deps });
   await app.register(metricsRoutes, { deps });

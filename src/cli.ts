@@ -9,6 +9,7 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { migrate, openDatabase, type Db } from './db/connect.js';
 import { systemClock } from './deps.js';
 import { createKey, listKeys, revokeKey } from './services/keys.js';
+import { API_VERSIONS, DEFAULT_VERSION, isApiVersion, LATEST_VERSION, type ApiVersion } from './versions.js';
 import { startServer, startWorker } from './server.js';
 import { createRuntime } from './runtime.js';
 import { reconcileBlobs } from './services/blob-reconcile.js';
@@ -98,9 +99,26 @@ keys
   .requiredOption('--org <name>', 'organisation name')
   .requiredOption('--project <name>', 'project name')
   .option('--name <label>', 'a label to recognise the key by')
+  .option(
+    '--api-version <version>',
+    `the API version of a project it creates: ${API_VERSIONS.join(', ')} or latest (default ${DEFAULT_VERSION}, the envelope generation)`,
+  )
   .option('--json', 'print one JSON line {"key","org_id","project_id"}')
-  .action(async (opts: { org: string; project: string; name?: string; json?: boolean }) => {
-    const created = await withDb((db) => createKey({ db, clock: systemClock }, opts.org, opts.project, opts.name));
+  .action(async (opts: { org: string; project: string; name?: string; apiVersion?: string; json?: boolean }) => {
+    let apiVersion: ApiVersion | undefined;
+    if (opts.apiVersion !== undefined) {
+      apiVersion =
+        opts.apiVersion === 'latest' ? LATEST_VERSION : isApiVersion(opts.apiVersion) ? opts.apiVersion : undefined;
+      if (!apiVersion) {
+        process.stderr.write(
+          `mediad: --api-version must be one of ${API_VERSIONS.join(', ')} or latest, got "${opts.apiVersion}"\n`,
+        );
+        process.exit(2);
+      }
+    }
+    const created = await withDb((db) =>
+      createKey({ db, clock: systemClock }, opts.org, opts.project, opts.name, { apiVersion }),
+    );
     if (opts.json) {
       process.stdout.write(
         `${JSON.stringify({ key: created.key, org_id: created.org_id, project_id: created.project_id, key_id: created.key_id })}\n`,

@@ -6,6 +6,8 @@ import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { asApiVersion } from '../versions.js';
 import { objectBody } from '../http/envelope.js';
+import { errorResponses, objectEnvelope } from '../http/schemas.js';
+import { FileSchema } from './file-schemas.js';
 import { etagMatches, parseRange } from '../http/range.js';
 import { authenticate } from '../services/keys.js';
 import { scratchPath, storeLocalFile } from '../services/file-store.js';
@@ -222,13 +224,24 @@ export async function deliveryRoutes(app: FastifyInstance, { deps }: { deps: Dep
   // HEAD is declared with GET rather than left to Fastify's generated HEAD route: that route's
   // onSend hook rewrites Content-Length to 0 for a body-less reply, and serve() answers HEAD
   // without a body, so HEAD would announce 0 bytes instead of the file's (or the range's) size.
-  app.route<{ Querystring: SignedQuery }>({
-    method: ['GET', 'HEAD'],
-    url: `${DELIVERY_PREFIX}/*`,
-    config,
-    handler: (req, reply) => serve(deps, req, reply),
-  });
-  app.put<{ Querystring: SignedQuery }>(`${DELIVERY_PREFIX}/*`, { config }, async (req, reply) => {
+  // Two routes, not one with both methods, so each is its own operation in /openapi.json.
+  const fileBytes = {
+    description: 'The file’s bytes (the whole file, or the range asked for: 206), with its own Content-Type',
+    content: { '*/*': { schema: { type: 'string', format: 'binary' } } },
+  };
+  const getSchema = { response: { 200: fileBytes, 206: fileBytes, ...errorResponses } };
+  app.get<{ Querystring: SignedQuery }>(
+    `${DELIVERY_PREFIX}/*`,
+    { config, exposeHeadRoute: false, schema: getSchema },
+    (req, reply) => serve(deps, req, reply),
+  );
+  app.head<{ Querystring: SignedQuery }>(
+    `${DELIVERY_PREFIX}/*`,
+    { config, schema: { response: errorResponses } },
+    (req, reply) => serve(deps, req, reply),
+  );
+  const putSchema = { response: { 201: objectEnvelope(FileSchema), ...errorResponses } };
+  app.put<{ Querystring: SignedQuery }>(`${DELIVERY_PREFIX}/*`, { config, schema: putSchema }, async (req, reply) => {
     try {
       return await upload(deps, req, reply);
     } catch (err) {

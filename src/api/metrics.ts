@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
+import { errorResponses } from '../http/schemas.js';
 import { QUEUE_STATUSES, registry, setQueueDepth } from '../metrics/registry.js';
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
@@ -16,7 +17,16 @@ export async function metricsRoutes(app: FastifyInstance, { deps }: { deps: Deps
   const token = deps.config.metricsToken;
   const tokenDigest = token ? digest(token) : null;
 
-  app.get('/metrics', { config: { unversioned: true } }, async (req, reply) => {
+  const schema = {
+    response: {
+      200: {
+        description: 'The Prometheus text exposition format',
+        content: { 'text/plain': { schema: { type: 'string' } } },
+      },
+      ...errorResponses,
+    },
+  };
+  app.get('/metrics', { config: { unversioned: true }, schema }, async (req, reply) => {
     if (tokenDigest) {
       const m = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '');
       // Digests have equal length, so the comparison time says nothing about the token.

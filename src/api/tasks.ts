@@ -2,9 +2,19 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import { listBody, objectBody } from '../http/envelope.js';
-import { IdParams, ListLinks, ListMeta, ObjectLinks, ObjectMeta, errorResponses, pageQuery } from '../http/schemas.js';
+import {
+  IdParams,
+  ListLinks,
+  ListMeta,
+  ObjectLinks,
+  ObjectMeta,
+  errorResponses,
+  objectEnvelope,
+  pageQuery,
+} from '../http/schemas.js';
 import { TASK_KINDS } from '../shapes/task-kinds.js';
 import { cancelTask, createTask, getTask, listTasks } from '../services/tasks.js';
+import { tasksConfig } from '../services/tasks-config.js';
 
 const FreeObject = Type.Record(Type.String(), Type.Unknown());
 const TaskSchema = Type.Object({
@@ -59,6 +69,18 @@ const CreateTaskBody = Type.Object(
   { additionalProperties: true },
 );
 
+/** Per kind: how it takes its input, its options as JSON Schema (what POST /tasks checks), formats, codecs. */
+const KindConfigSchema = Type.Object({
+  kind: Type.String(),
+  input: Type.Enum(['file', 'url', 'none']),
+  options: Type.Record(Type.String(), Type.Record(Type.String(), Type.Unknown())),
+  required: Type.Array(Type.String()),
+  formats: Type.Optional(Type.Array(Type.Unknown())),
+  codecs: Type.Optional(Type.Array(Type.Unknown())),
+  retry: Type.Object({ max_attempts: Type.Integer(), timeout_seconds: Type.Integer() }),
+});
+const TasksConfigSchema = Type.Record(Type.String(), KindConfigSchema);
+
 const TaskQuery = pageQuery(20, {
   status: Type.Optional(Type.Enum(['pending', 'processing', 'waiting', 'completed', 'failed', 'cancelled'])),
   kind: Type.Optional(Type.Enum([...TASK_KINDS])),
@@ -86,6 +108,12 @@ export const tasksRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
       const extra: Record<string, string> = { ...(status ? { status } : {}), ...(kind ? { kind } : {}) };
       return listBody(req, base, await listTasks(deps, req.auth!, req.query, { status, kind }), extra);
     },
+  );
+
+  app.get(
+    '/tasks-config',
+    { schema: { response: { 200: objectEnvelope(TasksConfigSchema), ...errorResponses } } },
+    async (req) => objectBody(req, tasksConfig(), { self: `${deps.config.publicUrl}/tasks-config`, parent: base }),
   );
 
   app.get(

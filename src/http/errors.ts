@@ -91,6 +91,8 @@ export function trackMethods(app: FastifyInstance): () => void {
         method: missing,
         url,
         config: { unversioned: unversioned.has(url) },
+        // Not an operation of the API: kept out of /openapi.json.
+        schema: { hide: true },
         handler: (req, reply) => {
           reply.header('allow', allow);
           return sendError(

@@ -7,6 +7,7 @@ import { Agent, request } from 'undici';
 import { loadConfig } from '../../src/config.js';
 import { createKey } from '../../src/services/keys.js';
 import { startServer, type RunningServer } from '../../src/server.js';
+import { Contract } from './contract.js';
 
 export interface ApiResponse<T = any> {
   status: number;
@@ -31,6 +32,8 @@ export interface CallOptions {
   body?: unknown;
   raw?: string | Buffer;
   headers?: Record<string, string>;
+  /** false: do not hold this answer to /openapi.json (a test of what the document says). */
+  contract?: boolean;
 }
 
 /**
@@ -109,8 +112,24 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     const flat: Record<string, string> = {};
     for (const [k, v] of Object.entries(res.headers))
       if (v !== undefined) flat[k] = Array.isArray(v) ? v.join(', ') : v;
+    // Every answer is held to /openapi.json (helpers/contract.ts) unless a test opts out.
+    if (opts.contract !== false && url.startsWith(base)) {
+      const problems = (await contract()).check(method, url, res.statusCode, flat, text);
+      if (problems.length > 0)
+        throw new Error(
+          `the answer is not what /openapi.json documents: ${problems.join('; ')}\n${text.slice(0, 600)}`,
+        );
+    }
     return { status: res.statusCode, headers: flat, json, text };
   };
+
+  let loaded: Promise<Contract> | undefined;
+  const contract = () =>
+    (loaded ??= (async () => {
+      const fetchDoc = async (q: string) =>
+        (await (await request(`${base}/openapi.json${q}`, { dispatcher: agent })).body.json()) as Record<string, any>;
+      return new Contract({ envelope: await fetchDoc(''), bare: await fetchDoc('?generation=bare') });
+    })());
 
   return {
     server,

@@ -1,0 +1,46 @@
+import { ERROR_CATALOGUE, type ErrorCode } from '../../errors.js';
+
+// What each error code means, for the API reference (a test holds it to the catalogue).
+export const ERROR_MEANINGS: Record<ErrorCode, string> = {
+  bad_request: 'The request is malformed (HTTP it cannot parse, a body that makes no sense here).',
+  invalid_json: 'The body is not valid JSON: bad syntax, not UTF-8, or nested more than 64 levels.',
+  validation_failed: 'A field is missing, of the wrong type or out of range; `details` names each one.',
+  idempotency_key_invalid: 'Idempotency-Key must be 16 to 32 printable characters.',
+  unsupported_version: 'Accept-Version (or ACCEPT_VERSION) names no version of this API.',
+  https_required: 'Plain HTTP was used; call the https:// address.',
+  unauthorized: 'No API key, or one that is unknown, revoked, expired or paused.',
+  forbidden: 'The project requires signed URLs to read this file.',
+  signature_invalid: 'The signed URL does not match: altered, or signed for another method.',
+  signature_expired: 'The signed URL expired; make a new one with POST /signatures.',
+  not_found: 'No such resource in this project (another project’s ids are not found either).',
+  method_not_allowed: 'The path exists but not with this method; `Allow` lists the ones it takes.',
+  request_timeout: 'The request head or body arrived too slowly.',
+  conflict: 'The resource is not in a state that allows this (cancelling a finished task).',
+  file_conflict: 'A file already has that folder and filename.',
+  idempotency_request_in_progress: 'A request with this Idempotency-Key is still running; retry after it ends.',
+  payload_too_large: 'The body (or the fetched or uploaded file) is larger than allowed.',
+  unsupported_media_type: 'The body is not JSON (send Content-Type: application/json).',
+  range_not_satisfiable: 'The Range lies outside the file.',
+  idempotency_key_reused: 'This Idempotency-Key was used with another request; use a new key.',
+  source_unreachable: 'The source URL could not be reached, or answered 5xx.',
+  source_refused: 'The source URL points at a private, loopback or link-local address, or is not http(s).',
+  source_rejected: 'The source answered 4xx.',
+  source_too_large: 'The source is larger than MEDIAD_MAX_FILE_BYTES.',
+  source_timeout: 'The source stopped sending, or took longer than allowed.',
+  media_unsupported: 'The bytes are not media mediad can process (or their dimensions cannot be read).',
+  media_limit_exceeded: 'The media is over a size, pixel, frame or duration limit; the message names it.',
+  kind_not_supported: 'The task kind is part of the API but not implemented here.',
+  rate_limited: 'Too many requests with this key; wait for Retry-After.',
+  too_many_tasks: 'The project has as many pending tasks as MEDIAD_MAX_PENDING_TASKS allows.',
+  headers_too_large: 'The request line and headers are over 16 KiB.',
+  internal_error: 'Something failed on the server; it is logged with the request id.',
+  service_unavailable: 'The database or storage does not answer.',
+};
+
+/** The catalogue as a Markdown table: status, code, meaning. */
+export function errorTable(): string {
+  const rows = (Object.keys(ERROR_CATALOGUE) as ErrorCode[])
+    .sort((a, b) => ERROR_CATALOGUE[a] - ERROR_CATALOGUE[b] || a.localeCompare(b))
+    .map((code) => `| ${ERROR_CATALOGUE[code]} | \`${code}\` | ${ERROR_MEANINGS[code]} |`);
+  return ['| Status | Code | Meaning |', '|---|---|---|', ...rows].join('\n');
+}

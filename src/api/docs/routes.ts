@@ -1,0 +1,81 @@
+import scalar from '@scalar/fastify-api-reference';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import type { Deps } from '../../deps.js';
+import { AppError } from '../../errors.js';
+import { guide } from './guide.js';
+import { bareDocument } from './openapi.js';
+
+/**
+ * The API's own documentation, served by mediad with no key: the OpenAPI document (either
+ * generation), the reference page (Scalar, bundled: nothing is fetched from elsewhere), and a
+ * plain-text map for language models (llms.txt) with each guide section as Markdown.
+ */
+export async function docsRoutes(fastify: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const base = deps.config.publicUrl;
+  const config = { unversioned: true };
+  const sections = guide(base);
+  let bare: Record<string, unknown> | undefined;
+
+  app.get(
+    '/openapi.json',
+    {
+      config,
+      schema: {
+        hide: true,
+        querystring: Type.Object(
+          { generation: Type.Optional(Type.Enum(['envelope', 'bare'])) },
+          { additionalProperties: false },
+        ),
+      },
+    },
+    async (req, reply) => {
+      const doc = app.swagger() as unknown as Record<string, unknown>;
+      reply.header('cache-control', 'no-cache');
+      if (req.query.generation === 'bare') return (bare ??= bareDocument(doc));
+      return doc;
+    },
+  );
+
+  await app.register(scalar, {
+    routePrefix: '/docs',
+    // The page loads the document from /openapi.json; its script is bundled in the package.
+    configuration: {
+      url: '/openapi.json',
+      title: 'mediad API reference',
+      withDefaultFonts: false,
+      hideClientButton: true,
+      telemetry: false,
+      defaultHttpClient: { targetKey: 'shell', clientKey: 'curl' },
+    },
+    openApiDocumentEndpoints: { json: '/openapi-scalar.json', yaml: '/openapi-scalar.yaml' },
+    logLevel: 'warn',
+  });
+
+  app.get('/llms.txt', { config, schema: { hide: true } }, async (_req, reply) => {
+    const lines = [
+      '# mediad API',
+      '',
+      '> A self-hostable media processing service: store media files and derive new ones (transcodes, images, audio, storyboards, intelligence) through one HTTPS JSON API with Bearer API keys.',
+      '',
+      `The API is at ${base}. Its OpenAPI 3.1 document: ${base}/openapi.json (bare generation: ${base}/openapi.json?generation=bare). The reference: ${base}/docs.`,
+      '',
+      '## Guide',
+      '',
+      ...sections.map((s) => `- [${s.title}](${base}/docs/${s.slug}.md)`),
+    ];
+    return reply.type('text/plain; charset=utf-8').send(`${lines.join('\n')}\n`);
+  });
+
+  app.get(
+    '/docs/:section.md',
+    { config, schema: { hide: true, params: Type.Object({ section: Type.String({ maxLength: 64 }) }) } },
+    async (req, reply) => {
+      const s = sections.find((x) => x.slug === req.params.section);
+      if (!s) throw new AppError('not_found', `no guide section ${req.params.section}; see ${base}/llms.txt`);
+      return reply.type('text/markdown; charset=utf-8').send(`# ${s.title}\n\n${s.markdown}\n`);
+    },
+  );
+}
