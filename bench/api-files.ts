@@ -88,7 +88,11 @@ async function main(): Promise<void> {
       { name: '(b) mediad GET /files?limit=20', url: `${mediad.url}/files?limit=20` },
       { name: '(c) bare Fastify HTTPS route', url: bareUrl },
       { name: '(d) bare route, list-sized body', url: `${bareUrl}-list` },
+      // The bare API generation (2025-08-20): the same reads answered without the envelope.
+      { name: '(e) mediad GET /files/{id}, 2025-08-20', url: `${mediad.url}/files/${seeded.sampleId}`, version: '2025-08-20' },
+      { name: '(f) mediad GET /files?limit=20, 2025-08-20', url: `${mediad.url}/files?limit=20`, version: '2025-08-20' },
     ];
+    const headersOf = (c: { version?: string }) => (c.version ? { ...auth, 'Accept-Version': c.version } : auth);
     // Rounds interleave the cases, so a slow spell of this shared VM (its speed drifts by a
     // fifth over minutes) falls on every case alike; each figure is the median over the rounds.
     const measured = cases.map(() => [] as (WrkResult & { cpuUsPerRequest: number })[]);
@@ -97,10 +101,10 @@ async function main(): Promise<void> {
         // BENCH_ONLY=b (say) measures one case only, e.g. to profile it alone; the table then shows zeros for the others.
         if (process.env.BENCH_ONLY && !c.name.startsWith(`(${process.env.BENCH_ONLY})`)) continue;
         console.log(`round ${round}/${ROUNDS}, wrk ${c.name}: 3 s warm-up, ${SECONDS} s measured`);
-        await wrk(c.url, auth, 3, 0);
+        await wrk(c.url, headersOf(c), 3, 0);
         const server = c.url.startsWith(bareUrl) ? bare.pid : mediad.pid;
         const cpuBefore = await cpuMs(server);
-        const r = await wrk(c.url, auth, SECONDS, 0);
+        const r = await wrk(c.url, headersOf(c), SECONDS, 0);
         // The server's own CPU per answer: what the code costs, apart from wrk sharing the two cores.
         const cpuUsPerRequest = (((await cpuMs(server)) - cpuBefore) * 1000) / r.requests;
         if (r.errors) console.log(`  wrk reported: ${r.errors}`);

@@ -7,6 +7,7 @@
 //   tesseract-ocr, tesseract-ocr-eng      OCR of title cards (chapters)
 //   with --test: flite, espeak-ng         speech the tests synthesise
 //                fonts-dejavu-core        the font of the tests' drawn title cards
+//                chromium                 the browser tests (/docs, the web application)
 // Missing optional packages are a warning: mediad runs, the kinds that need them fail with a
 // message naming the package.
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -42,6 +43,7 @@ const PACKAGES = [
           name: 'fonts-dejavu-core',
           present: () => existsSync('/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf'),
         },
+        { name: 'chromium', present: () => existsSync('/usr/bin/chromium') },
       ]
     : []),
 ];
