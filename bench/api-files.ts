@@ -89,8 +89,16 @@ async function main(): Promise<void> {
       { name: '(c) bare Fastify HTTPS route', url: bareUrl },
       { name: '(d) bare route, list-sized body', url: `${bareUrl}-list` },
       // The bare API generation (2025-08-20): the same reads answered without the envelope.
-      { name: '(e) mediad GET /files/{id}, 2025-08-20', url: `${mediad.url}/files/${seeded.sampleId}`, version: '2025-08-20' },
-      { name: '(f) mediad GET /files?limit=20, 2025-08-20', url: `${mediad.url}/files?limit=20`, version: '2025-08-20' },
+      {
+        name: '(e) mediad GET /files/{id}, 2025-08-20',
+        url: `${mediad.url}/files/${seeded.sampleId}`,
+        version: '2025-08-20',
+      },
+      {
+        name: '(f) mediad GET /files?limit=20, 2025-08-20',
+        url: `${mediad.url}/files?limit=20`,
+        version: '2025-08-20',
+      },
     ];
     const headersOf = (c: { version?: string }) => (c.version ? { ...auth, 'Accept-Version': c.version } : auth);
     // Rounds interleave the cases, so a slow spell of this shared VM (its speed drifts by a

@@ -1,4 +1,4 @@
-import Fastify, { LogController, type FastifyInstance, type FastifyRequest, type FastifyServerFactory } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyServerFactory } from 'fastify';
 import type { Deps } from './deps.js';
 import { AppError } from './errors.js';
 import { newId } from './ids.js';
@@ -6,13 +6,12 @@ import { registerAuth } from './http/auth.js';
 import { registerErrorHandling, sendError, toAppError, trackMethods } from './http/errors.js';
 import { registerIdempotency } from './http/idempotency.js';
 import { createRateLimiter } from './http/rate-limit.js';
-import { addRouteHook, onRoutesWithMethod } from './http/route-hooks.js';
 import { observeRequest, UNMATCHED_ROUTE } from './metrics/registry.js';
 import { metricsRoutes } from './api/metrics.js';
 import { validatorCompiler } from './http/validation.js';
 import { requestedVersion } from './http/version.js';
 import { registerRepresentation } from './http/representation.js';
-import { registerJsonBodies } from './http/json-body.js';
+import { jsonOnlyScope, registerJsonBodies } from './http/json-body.js';
 import { clientErrorHandler } from './http/client-error.js';
 import './http/types.js';
 import { deliveryRoutes } from './api/delivery.js';
@@ -25,6 +24,8 @@ import { projectRoutes } from './api/project.js';
 import { automationRoutes } from './api/automations.js';
 import { eventsRoutes } from './api/events.js';
 import { webhooksRoutes } from './api/webhooks.js';
+import { keysRoutes } from './api/keys.js';
+import { accountRoutes } from './api/accounts.js';
 import { registerOpenApi } from './api/docs/openapi.js';
 import { docsRoutes } from './api/docs/routes.js';
 
@@ -91,16 +92,14 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   await app.register(healthRoutes, { deps });
   await app.register(deliveryRoutes, { deps });
   await app.register(metricsRoutes, { deps });
+  // People (sign-in, their account and organisations) act on no project: outside its authentication.
+  await app.register(async (people) => {
+    jsonOnlyScope(people);
+    await people.register(accountRoutes, { deps });
+  });
   await app.register(async (api) => {
-    registerAuth(api, deps, createRateLimiter(deps)); // the limiter counts per API key id, after auth
-    // The API speaks JSON only: any other body type is a 415, not a confusing validation error.
-    api.removeContentTypeParser(['text/plain']);
-    // A POST, PATCH or PUT without a body means "no properties", not a type error.
-    onRoutesWithMethod(api, ['POST', 'PATCH', 'PUT'], (route) =>
-      addRouteHook(route, 'preValidation', async (req: FastifyRequest) => {
-        if (req.body === undefined) req.body = {};
-      }),
-    );
+    registerAuth(api, deps, createRateLimiter(deps)); // the limiter counts per key or user, after auth
+    jsonOnlyScope(api);
     registerIdempotency(api, deps);
     await api.register(filesRoutes, { deps });
     await api.register(mediaRoutes, { deps });
@@ -110,6 +109,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     await api.register(automationRoutes, { deps });
     await api.register(eventsRoutes, { deps });
     await api.register(webhooksRoutes, { deps });
+    await api.register(keysRoutes, { deps });
   });
   addMissingMethods();
   return app;

@@ -8,7 +8,12 @@ import { Command } from 'commander';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { migrate, openDatabase, type Db } from './db/connect.js';
 import { systemClock } from './deps.js';
+import { randomBytes } from 'node:crypto';
+import type { Role } from './db/schema.js';
+import type { Deps } from './deps.js';
+import { AppError } from './errors.js';
 import { createKey, listKeys, revokeKey } from './services/keys.js';
+import { createUserInOrg, disableUser, listUsers, resetPassword } from './services/users.js';
 import { API_VERSIONS, DEFAULT_VERSION, isApiVersion, LATEST_VERSION, type ApiVersion } from './versions.js';
 import { startServer, startWorker } from './server.js';
 import { createRuntime } from './runtime.js';
@@ -171,6 +176,131 @@ keys
       process.exit(1);
     }
     process.stdout.write(`revoked ${keyId}\n`);
+  });
+
+const users = program
+  .command('users')
+  .description('People who sign in to the web application (the first one is usually made with the setup link).');
+
+const ROLES = ['owner', 'admin', 'member', 'viewer'] as const;
+const isRole = (r: string): r is Role => (ROLES as readonly string[]).includes(r);
+
+/** A password from stdin (--password-stdin), else a generated one that is printed once. */
+async function passwordInput(fromStdin: boolean | undefined): Promise<string | undefined> {
+  if (!fromStdin) return undefined;
+  let text = '';
+  for await (const chunk of process.stdin) text += String(chunk);
+  return text.replace(/\r?\n$/, '');
+}
+
+/** Runs a users service; its AppError (a taken email, a short password) is a message, not a stack. */
+async function usersCommand<T>(fn: (deps: Pick<Deps, 'db' | 'clock' | 'config'>) => Promise<T>): Promise<T> {
+  try {
+    return await withDb((db) => fn({ db, clock: systemClock, config: config() }));
+  } catch (err) {
+    if (err instanceof AppError) {
+      process.stderr.write(`mediad: ${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+}
+
+users
+  .command('create')
+  .description('Create a user with a role in an organisation (made with a "default" project when missing).')
+  .requiredOption('--email <email>', 'their email, to sign in with')
+  .requiredOption('--name <name>', 'their name')
+  .requiredOption('--org <name>', 'the organisation')
+  .option('--role <role>', `their role: ${ROLES.join(', ')}`, 'member')
+  .option('--admin', 'an instance administrator')
+  .option('--password-stdin', 'read the password from stdin (else one is generated and printed once)')
+  .action(
+    async (opts: {
+      email: string;
+      name: string;
+      org: string;
+      role: string;
+      admin?: boolean;
+      passwordStdin?: boolean;
+    }) => {
+      if (!isRole(opts.role)) {
+        process.stderr.write(`mediad: --role must be one of ${ROLES.join(', ')}, got "${opts.role}"\n`);
+        process.exit(2);
+      }
+      const role = opts.role;
+      const given = await passwordInput(opts.passwordStdin);
+      const password = given ?? randomBytes(12).toString('base64url');
+      const user = await usersCommand((deps) =>
+        createUserInOrg(deps, {
+          email: opts.email,
+          name: opts.name,
+          password,
+          isAdmin: opts.admin,
+          org: opts.org,
+          role,
+        }),
+      );
+      process.stdout.write(
+        [
+          `created ${user.id} ${user.email} (${role} of ${opts.org})`,
+          ...(given
+            ? []
+            : [
+                '',
+                `  password: ${password}`,
+                '',
+                'It is shown only now; they can change it under Account once signed in.',
+              ]),
+          `Sign in at ${config().publicUrl}/app/`,
+          '',
+        ].join('\n'),
+      );
+    },
+  );
+
+users
+  .command('list')
+  .description('List users with their organisations and roles.')
+  .option('--json', 'print JSON')
+  .action(async (opts: { json?: boolean }) => {
+    const rows = await usersCommand((deps) => listUsers(deps));
+    if (opts.json) return void process.stdout.write(`${JSON.stringify(rows)}\n`);
+    if (rows.length === 0)
+      return void process.stdout.write(
+        'no users yet: open the setup link `mediad serve` prints, or run `mediad users create`\n',
+      );
+    for (const u of rows) {
+      process.stdout.write(
+        `${u.id}  ${u.email}  "${u.name}"  ${u.orgs.join(' ') || '(no organisation)'}${u.is_admin ? '  ADMIN' : ''}${u.status === 'disabled' ? '  DISABLED' : ''}\n`,
+      );
+    }
+  });
+
+users
+  .command('reset-password')
+  .description(
+    "Set a user's password (generated unless --password-stdin) and end their sessions; re-enables a disabled user.",
+  )
+  .argument('<email>', 'the user')
+  .option('--password-stdin', 'read the new password from stdin')
+  .action(async (email: string, opts: { passwordStdin?: boolean }) => {
+    const given = await passwordInput(opts.passwordStdin);
+    const password = await usersCommand((deps) => resetPassword(deps, email, given));
+    process.stdout.write(
+      given
+        ? `password of ${email} changed; their sessions ended\n`
+        : `new password of ${email} (shown only now):\n\n  ${password}\n\n`,
+    );
+  });
+
+users
+  .command('disable')
+  .description('Stop a user from signing in and end their sessions (reset-password enables them again).')
+  .argument('<email>', 'the user')
+  .action(async (email: string) => {
+    await usersCommand((deps) => disableUser(deps, email));
+    process.stdout.write(`disabled ${email}; their sessions ended\n`);
   });
 
 program

@@ -61,6 +61,18 @@ export interface Config {
     /** How many automations may follow one another (each firing on the previous one's output). */
     automationChainDepth: number;
   };
+  /** People and their sessions (the web application). */
+  accounts: {
+    /** A session ends after this long without a request... */
+    sessionIdleMs: number;
+    /** ...and this long after sign-in in any case. */
+    sessionMaxMs: number;
+    /** scrypt cost as log2(N); OWASP's minimum for scrypt is 17 (N = 131072, r = 8, p = 1). */
+    passwordLogN: number;
+    /** Sign-in attempts per minute, per account and per client address. */
+    signInPerMinutePerAccount: number;
+    signInPerMinutePerAddress: number;
+  };
   /**
    * Fault injection for the crash tests: the process SIGKILLs itself when it reaches this named
    * point (see src/faults.ts). Never set in production.
@@ -153,6 +165,13 @@ export function loadConfig(env: Env = process.env): Config {
     quotas: {
       pendingTasksPerProject: read.int('MEDIAD_MAX_PENDING_TASKS', 1000, 0, 10_000_000),
       automationChainDepth: read.int('MEDIAD_AUTOMATION_MAX_DEPTH', 3, 1, 20),
+    },
+    accounts: {
+      sessionIdleMs: read.int('MEDIAD_SESSION_IDLE_HOURS', 7 * 24, 1, 24 * 365) * 3600_000,
+      sessionMaxMs: read.int('MEDIAD_SESSION_MAX_DAYS', 30, 1, 365) * 86_400_000,
+      passwordLogN: read.int('MEDIAD_PASSWORD_SCRYPT_LOG_N', 17, 14, 20),
+      signInPerMinutePerAccount: read.int('MEDIAD_SIGN_IN_PER_MINUTE', 5, 1, 1000),
+      signInPerMinutePerAddress: read.int('MEDIAD_SIGN_IN_PER_MINUTE_PER_ADDRESS', 20, 1, 10_000),
     },
     crashAt: env.MEDIAD_CRASH_AT || null,
   };

@@ -2,13 +2,18 @@
 // codes; the HTTP status comes from here, never from the throw site.
 export const ERROR_CATALOGUE = {
   bad_request: 400,
+  project_required: 400,
   invalid_json: 400,
   validation_failed: 400,
   idempotency_key_invalid: 400,
   unsupported_version: 400,
   https_required: 400,
   unauthorized: 401,
+  invalid_credentials: 401,
   forbidden: 403,
+  insufficient_scope: 403,
+  insufficient_role: 403,
+  csrf_failed: 403,
   signature_invalid: 403,
   signature_expired: 403,
   not_found: 404,

@@ -38,6 +38,8 @@ export const ID_PREFIXES = {
   endpoint: 'we_',
   attempt: 'wha_',
   request: 'req_',
+  user: 'usr_',
+  session: 'ses_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

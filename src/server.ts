@@ -14,6 +14,7 @@ import { ensureLocalTls, trustInstructions } from './tls/local-ca.js';
 import { answerMalformedRequests, clientErrorHandler, rawErrorEnvelope } from './http/client-error.js';
 import { AppError } from './errors.js';
 import { newId } from './ids.js';
+import { newSetupToken } from './services/users.js';
 import { WorkerPool } from './workers/pool.js';
 import { WebhookDeliverer } from './webhooks/deliverer.js';
 import { EventDispatcher } from './events/dispatcher.js';
@@ -26,8 +27,34 @@ export interface RunningServer {
   runtime: Runtime;
   /** The address actually bound, e.g. https://127.0.0.1:8443 (port resolved when 0 was asked). */
   url: string;
+  /** While nobody has set mediad up: the one-time link that makes the first owner (also logged). */
+  setupUrl: string | null;
   caCertPath: string | null;
   close(): Promise<void>;
+}
+
+/**
+ * First run: with no user yet, a one-time setup link is logged (the token in the fragment, which
+ * browsers never send to a server or put in a Referer). Each start makes one; any of them works
+ * until someone has set mediad up. Once people exist, a missing API key is only a hint.
+ */
+async function announceSetup(runtime: Runtime, config: Config): Promise<string | null> {
+  const { deps } = runtime;
+  const token = await newSetupToken(deps);
+  if (token) {
+    const setupUrl = `${config.publicUrl}/app/setup#token=${token}`;
+    deps.log.warn(
+      { setupUrl },
+      `mediad is not set up yet: open ${setupUrl} to create the first owner, organisation, project and API key (or run \`mediad users create\`)`,
+    );
+    return setupUrl;
+  }
+  const keys = await deps.db.selectFrom('api_keys').select('id').where('revoked', 'is', null).limit(1).execute();
+  if (keys.length === 0)
+    deps.log.warn(
+      'no API keys yet: create one in the web application, or with `npm run mediad -- keys create --org <name> --project <name>`',
+    );
+  return null;
 }
 
 const TLS_HANDSHAKE = 0x16;
@@ -154,14 +181,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   );
   const background = startBackground(runtime, config);
   const pool = background.pool;
-  const keys = await runtime.deps.db
-    .selectFrom('api_keys')
-    .select('id')
-    .where('revoked', 'is', null)
-    .limit(1)
-    .execute();
-  if (keys.length === 0)
-    log.warn('no API keys yet: create one with `npm run mediad -- keys create --org <name> --project <name>`');
+  const setupUrl = await announceSetup(runtime, config);
 
   let closing: Promise<void> | undefined;
   return {
@@ -169,6 +189,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     pool,
     runtime,
     url,
+    setupUrl,
     caCertPath: tls.caCertPath,
     close() {
       closing ??= (async () => {

@@ -9,6 +9,7 @@ import { objectBody } from '../http/envelope.js';
 import { errorResponses, objectEnvelope } from '../http/schemas.js';
 import { FileSchema } from './file-schemas.js';
 import { etagMatches, parseRange } from '../http/range.js';
+import { checkAccess } from '../services/access.js';
 import { authenticate } from '../services/keys.js';
 import { scratchPath, storeLocalFile } from '../services/file-store.js';
 import { findFileByPath, precheck } from '../services/files.js';
@@ -156,6 +157,7 @@ async function upload(deps: Deps, req: FastifyRequest<{ Querystring: SignedQuery
         { headers: { 'www-authenticate': 'Bearer realm="mediad"' } },
       );
     }
+    checkAccess(auth.principal, 'files', true);
     req.auth = auth;
   }
   const declared = Number(req.headers['content-length'] ?? NaN);
@@ -175,7 +177,7 @@ async function upload(deps: Deps, req: FastifyRequest<{ Querystring: SignedQuery
     req.auth ??= {
       orgId: project.org_id,
       projectId: project.id,
-      keyId: '',
+      principal: { type: 'signed_url' },
       apiVersion: asApiVersion(project.api_version),
     };
     req.apiVersion ??= req.auth.apiVersion;

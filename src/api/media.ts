@@ -10,7 +10,7 @@ import {
   Metadata,
   Nullable,
   objectEnvelope,
-  plainPageQuery,
+  pageQuery,
 } from '../http/schemas.js';
 import { createMedia, deleteMedia, getMedia, listMedia, updateMedia } from '../services/media.js';
 import { DeletedSchema, EmbeddedFileSchema } from './file-schemas.js';
@@ -30,6 +30,16 @@ export const MediaSchema = Type.Object({
   metadata: Metadata,
   created: Type.String(),
   updated: Type.String(),
+});
+
+const MediaQuery = pageQuery(20, {
+  kind: Type.Optional(Type.Enum(['video', 'image', 'audio'])),
+  folder: Type.Optional(Type.String({ maxLength: 255 })),
+  ref: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  status: Type.Optional(Type.Enum(['ready', 'processing', 'failed'])),
+  created_after: Type.Optional(Type.String({ format: 'date-time' })),
+  created_before: Type.Optional(Type.String({ format: 'date-time' })),
+  q: Type.Optional(Type.String({ maxLength: 200 })),
 });
 
 const Text = (max: number) => Nullable(Type.String({ maxLength: max }));
@@ -56,9 +66,13 @@ export const mediaRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
     '/media',
     {
       ...nativeJson,
-      schema: { querystring: plainPageQuery(20), response: { 200: listEnvelope(MediaSchema), ...errorResponses } },
+      schema: { querystring: MediaQuery, response: { 200: listEnvelope(MediaSchema), ...errorResponses } },
     },
-    async (req) => listBody(req, base, await listMedia(deps, req.auth!, req.query)),
+    async (req) => {
+      const { page, limit, ...filter } = req.query;
+      const extra = Object.fromEntries(Object.entries(filter).filter((e): e is [string, string] => e[1] !== undefined));
+      return listBody(req, base, await listMedia(deps, req.auth!, { page, limit }, filter), extra);
+    },
   );
 
   app.get('/media/:id', { ...nativeJson, schema: one }, async (req) =>

@@ -5,8 +5,10 @@ import { objectBody } from '../http/envelope.js';
 import { errorResponses, objectEnvelope } from '../http/schemas.js';
 import { getProject, getWebhookSecret, rotateWebhookSecret, updateProject } from '../services/projects.js';
 import { API_VERSIONS, LATEST_VERSION } from '../versions.js';
+import { projectStats } from '../services/project-stats.js';
+import { TaskSchema } from './task-schemas.js';
 
-const ProjectSchema = Type.Object({
+export const ProjectSchema = Type.Object({
   id: Type.String(),
   object: Type.Literal('project'),
   org_id: Type.String(),
@@ -24,6 +26,15 @@ const PatchBody = Type.Object(
   },
   { additionalProperties: false },
 );
+const StatsSchema = Type.Object({
+  object: Type.Literal('project_stats'),
+  media: Type.Integer(),
+  files: Type.Integer(),
+  storage_bytes: Type.Integer(),
+  tasks_today: Type.Integer(),
+  failed_24h: Type.Integer(),
+  recent_failures: Type.Array(TaskSchema),
+});
 const SecretSchema = Type.Object({
   object: Type.Literal('webhook_secret'),
   secret: Type.String(),
@@ -58,6 +69,16 @@ export const projectRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       };
       return objectBody(req, await updateProject(deps, req.auth!.projectId, patch), links);
     },
+  );
+
+  app.get(
+    '/project/stats',
+    { schema: { response: { 200: objectEnvelope(StatsSchema), ...errorResponses } } },
+    async (req) =>
+      objectBody(req, await projectStats(deps, req.auth!.projectId), {
+        self: `${base}/project/stats`,
+        parent: `${base}/project`,
+      }),
   );
 
   app.get(

@@ -13,43 +13,9 @@ import {
   pageQuery,
 } from '../http/schemas.js';
 import { TASK_KINDS } from '../shapes/task-kinds.js';
-import { cancelTask, createTask, getTask, listTasks } from '../services/tasks.js';
+import { TaskSchema } from './task-schemas.js';
+import { cancelTask, createTask, getTask, listTasks, retryTask, retryTasks } from '../services/tasks.js';
 import { tasksConfig } from '../services/tasks-config.js';
-
-const FreeObject = Type.Record(Type.String(), Type.Unknown());
-const TaskSchema = Type.Object({
-  id: Type.String(),
-  object: Type.Literal('task'),
-  kind: Type.String(),
-  input: Type.Optional(FreeObject),
-  options: FreeObject,
-  output: Type.Union([FreeObject, Type.Null()]),
-  status: Type.String(),
-  progress: Type.Integer(),
-  /** A failed task: what went wrong, for people; error_code is the stable code (README, Tasks). */
-  error: Type.Optional(Type.String()),
-  error_code: Type.Optional(Type.String()),
-  attempts: Type.Integer(),
-  parent_id: Type.Optional(Type.String()),
-  automation_id: Type.Optional(Type.String()),
-  results: Type.Optional(FreeObject),
-  workflow: Type.Optional(
-    Type.Array(
-      Type.Object({
-        id: Type.String(),
-        object: Type.Literal('task'),
-        kind: Type.String(),
-        status: Type.String(),
-        output_file_id: Type.Union([Type.String(), Type.Null()]),
-      }),
-    ),
-  ),
-  webhook_url: Type.Optional(Type.String()),
-  created: Type.String(),
-  updated: Type.String(),
-  started: Type.Optional(Type.String()),
-  finished: Type.Optional(Type.String()),
-});
 
 // SPEC 2.1: task responses (get, create) omit the envelope's error key.
 const TaskEnvelope = Type.Object({ meta: ObjectMeta, data: TaskSchema, links: ObjectLinks });
@@ -84,6 +50,24 @@ const TasksConfigSchema = Type.Record(Type.String(), KindConfigSchema);
 const TaskQuery = pageQuery(20, {
   status: Type.Optional(Type.Enum(['pending', 'processing', 'waiting', 'completed', 'failed', 'cancelled'])),
   kind: Type.Optional(Type.Enum([...TASK_KINDS])),
+  media_id: Type.Optional(IdParams.properties.id),
+  automation_id: Type.Optional(IdParams.properties.id),
+});
+
+const RetryBody = Type.Object(
+  {
+    status: Type.Optional(Type.Literal('failed')),
+    kind: Type.Optional(Type.Enum([...TASK_KINDS])),
+    media_id: Type.Optional(IdParams.properties.id),
+    automation_id: Type.Optional(IdParams.properties.id),
+  },
+  { additionalProperties: false },
+);
+const RetrySchema = Type.Object({
+  object: Type.Literal('retry'),
+  retried: Type.Integer(),
+  tasks: Type.Array(Type.String()),
+  errors: Type.Array(Type.Object({ task_id: Type.String(), code: Type.String(), message: Type.String() })),
 });
 
 export const tasksRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
@@ -104,9 +88,9 @@ export const tasksRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
     '/tasks',
     { schema: { querystring: TaskQuery, response: { 200: TaskList, ...errorResponses } } },
     async (req) => {
-      const { status, kind } = req.query;
-      const extra: Record<string, string> = { ...(status ? { status } : {}), ...(kind ? { kind } : {}) };
-      return listBody(req, base, await listTasks(deps, req.auth!, req.query, { status, kind }), extra);
+      const { page, limit, ...filter } = req.query;
+      const extra = Object.fromEntries(Object.entries(filter).filter((e): e is [string, string] => e[1] !== undefined));
+      return listBody(req, base, await listTasks(deps, req.auth!, { page, limit }, filter), extra);
     },
   );
 
@@ -126,5 +110,20 @@ export const tasksRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
     '/tasks/:id/cancel',
     { schema: { params: IdParams, response: { 200: TaskEnvelope, ...errorResponses } } },
     async (req) => taskBody(req, await cancelTask(deps, req.auth!, req.params.id)),
+  );
+
+  app.post(
+    '/tasks/:id/retry',
+    { schema: { params: IdParams, response: { 201: TaskEnvelope, ...errorResponses } } },
+    async (req, reply) => reply.code(201).send(taskBody(req, await retryTask(deps, req.auth!, req.params.id))),
+  );
+
+  app.post(
+    '/tasks/retry',
+    { schema: { body: RetryBody, response: { 200: objectEnvelope(RetrySchema), ...errorResponses } } },
+    async (req) => {
+      const { status: _failedOnly, ...filter } = req.body;
+      return objectBody(req, await retryTasks(deps, req.auth!, filter), { self: `${base}/retry`, parent: base });
+    },
   );
 };

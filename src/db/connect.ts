@@ -28,6 +28,7 @@ import * as m003 from './migrations/003-automations.js';
 import * as m004 from './migrations/004-rate-limits.js';
 import * as m005 from './migrations/005-hardening.js';
 import * as m006 from './migrations/006-api-versions.js';
+import * as m007 from './migrations/007-accounts.js';
 
 export type Db = Kysely<Database>;
 
@@ -40,6 +41,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '004-rate-limits': m004,
   '005-hardening': m005,
   '006-api-versions': m006,
+  '007-accounts': m007,
 };
 
 class CodeMigrationProvider implements MigrationProvider {

@@ -40,3 +40,8 @@ export async function listPage<TB extends keyof Database, O>(
 export function mapPage<A, B>(page: Page<A>, fn: (item: A) => B): Page<B> {
   return { items: page.items.map(fn), total: page.total, page: page.page, limit: page.limit };
 }
+
+/** A page of a short list held in memory (a user's organisations, sessions). */
+export function arrayPage<T>(all: T[], { page, limit }: PageRequest): Page<T> {
+  return { items: all.slice((page - 1) * limit, page * limit), total: all.length, page, limit };
+}

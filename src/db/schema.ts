@@ -33,6 +33,58 @@ export interface ApiKeysTable {
   created: string;
   last_used: string | null;
   revoked: string | null;
+  /** JSON array of scopes (services/scopes.ts); null: full access. */
+  scopes: string | null;
+  expires: string | null;
+  /** When the key was paused (it answers 401 until resumed); null when active. */
+  paused: string | null;
+  /** The user who made it; null for keys made with the CLI. */
+  created_by: string | null;
+}
+
+export type Role = 'owner' | 'admin' | 'member' | 'viewer';
+
+export interface UsersTable {
+  id: string;
+  email: string;
+  name: string;
+  /** PHC string (services/passwords.ts). */
+  password_hash: string;
+  status: 'active' | 'disabled';
+  /** Instance administrator (the first user). */
+  is_admin: number;
+  theme: 'light' | 'dark' | 'system';
+  created: string;
+  updated: string;
+  last_sign_in: string | null;
+}
+
+export interface MembershipsTable {
+  user_id: string;
+  org_id: string;
+  role: Role;
+  created: string;
+}
+
+export interface SessionsTable {
+  id: string;
+  token_hash: string;
+  user_id: string;
+  /** Sent back by the app in X-CSRF-Token on unsafe requests. */
+  csrf_token: string;
+  user_agent: string | null;
+  ip: string | null;
+  created: string;
+  last_seen: string;
+  /** Absolute end; the idle end is last_seen plus the idle timeout. */
+  expires: string;
+  revoked: string | null;
+}
+
+export interface SetupTokensTable {
+  token_hash: string;
+  created: string;
+  used: string | null;
 }
 
 export interface MediaTable {
@@ -171,6 +223,8 @@ export interface TasksTable {
   results: string | null;
   /** The automations whose runs led to this task, as a JSON array (null: a client's request did). */
   chain: string | null;
+  /** The failed or cancelled task this one runs again. */
+  retry_of: string | null;
 }
 
 export interface WebhookDeliveriesTable {
@@ -209,6 +263,10 @@ export interface BlobJournalTable {
 }
 
 export interface Database {
+  users: UsersTable;
+  memberships: MembershipsTable;
+  sessions: SessionsTable;
+  setup_tokens: SetupTokensTable;
   blob_journal: BlobJournalTable;
   automations: AutomationsTable;
   automation_runs: AutomationRunsTable;

@@ -1,41 +1,147 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
+import { checkAccess, familyOf, type AuthContext } from '../services/access.js';
 import { authenticate } from '../services/keys.js';
+import { roleInProject } from '../services/orgs.js';
+import { findSession, SESSION_COOKIE } from '../services/sessions.js';
+import type { SessionsTable, UsersTable } from '../db/schema.js';
+import { asApiVersion } from '../versions.js';
+
+// Who a request is. The API takes an API key (Authorization: Bearer mdk_…), as every client does,
+// or the web application's session cookie. A session names the project it acts on in
+// X-Mediad-Project (checked against the user's membership: another organisation's project is a
+// 404), and an unsafe request with a session must come from this origin and carry the session's
+// CSRF token: a cookie is sent by the browser on its own, a custom header is not.
 
 const CHALLENGE = 'Bearer realm="mediad"';
+export const PROJECT_HEADER = 'x-mediad-project';
+export const CSRF_HEADER = 'x-csrf-token';
+const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** Runs after a request is authenticated, in the same hook (one hook per request is cheaper than two). */
 export type AfterAuth = (req: FastifyRequest, reply: FastifyReply) => Promise<void>;
 
+/** The session cookie's token, if the request has one. */
+export function sessionToken(req: FastifyRequest): string | undefined {
+  const header = req.headers.cookie;
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === SESSION_COOKIE) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+/** A browser's request made by another site's page (Sec-Fetch-Site, else Origin); a client that is not a browser sends neither. */
+function crossSite(req: FastifyRequest, publicOrigin: string): boolean {
+  const site = req.headers['sec-fetch-site'];
+  if (site !== undefined) return site !== 'same-origin' && site !== 'none';
+  return req.headers.origin !== undefined && req.headers.origin !== publicOrigin;
+}
+
+/** Sign-in and setup are refused to other sites' pages (login CSRF: signing a victim in to the attacker's account). */
+export function refuseCrossSite(req: FastifyRequest, publicOrigin: string): void {
+  if (crossSite(req, publicOrigin))
+    throw new AppError('csrf_failed', 'this request came from another site; sign in on this site');
+}
+
+/** An unsafe request with a session: from this origin (a browser says so) and with the session's CSRF token. */
+function checkCsrf(req: FastifyRequest, publicOrigin: string, session: SessionsTable): void {
+  if (SAFE.has(req.method)) return;
+  const site = req.headers['sec-fetch-site'];
+  const sameOrigin = site !== undefined ? site === 'same-origin' : req.headers.origin === publicOrigin;
+  if (!sameOrigin || req.headers[CSRF_HEADER] !== session.csrf_token) {
+    throw new AppError(
+      'csrf_failed',
+      'a request signed in with a session must come from this site and send its X-CSRF-Token (GET /auth/session gives it)',
+    );
+  }
+}
+
+export interface SessionAuth {
+  session: SessionsTable;
+  user: UsersTable;
+}
+
+/** The signed-in user of a request, or a 401 (with the same message whether the cookie is missing, unknown or expired). */
+export async function requireSession(deps: Deps, req: FastifyRequest): Promise<SessionAuth> {
+  const token = sessionToken(req);
+  const found = token ? await findSession(deps, token) : null;
+  if (!found)
+    throw new AppError('unauthorized', 'you are not signed in (or your session ended): sign in again', {
+      headers: { 'www-authenticate': CHALLENGE },
+    });
+  checkCsrf(req, new URL(deps.config.publicUrl).origin, found.session);
+  return found;
+}
+
+async function sessionContext(deps: Deps, req: FastifyRequest, s: SessionAuth): Promise<AuthContext> {
+  const header = req.headers[PROJECT_HEADER];
+  const projectId = Array.isArray(header) ? header[0] : header;
+  if (!projectId)
+    throw new AppError(
+      'project_required',
+      'name the project this request acts on in the X-Mediad-Project header (GET /orgs lists yours)',
+    );
+  const membership = await roleInProject(deps.db, s.user.id, projectId);
+  if (!membership) throw new AppError('not_found', `no project ${projectId} of yours`);
+  const project = await deps.db
+    .selectFrom('projects')
+    .select('api_version')
+    .where('id', '=', projectId)
+    .executeTakeFirstOrThrow();
+  return {
+    orgId: membership.orgId,
+    projectId,
+    apiVersion: asApiVersion(project.api_version),
+    principal: {
+      type: 'session',
+      userId: s.user.id,
+      sessionId: s.session.id,
+      role: membership.role,
+      csrfToken: s.session.csrf_token,
+    },
+  };
+}
+
 /**
- * Every route of the scope this is registered in requires `Authorization: Bearer <key>`;
+ * Every route of the scope this is registered in acts on a project, as an API key or a session;
+ * the route's family (services/access.ts) decides what the key's scopes or the user's role allow.
  * `after` (the rate limiter) runs once req.auth is set.
  */
 export function registerAuth(app: FastifyInstance, deps: Deps, after: AfterAuth | null = null): void {
   app.addHook('onRequest', async (req, reply) => {
     const header = req.headers.authorization;
-    if (!header) {
+    let auth: AuthContext | null;
+    if (header) {
+      const match = /^Bearer ([^\s]+)$/.exec(header);
+      auth = match?.[1] ? await authenticate(deps, match[1]) : null;
+      if (!auth) {
+        throw new AppError(
+          'unauthorized',
+          'invalid, revoked, expired or paused API key; check the Authorization header is "Bearer <key>" with a current key',
+          {
+            headers: { 'www-authenticate': `${CHALLENGE}, error="invalid_token"` },
+          },
+        );
+      }
+    } else if (sessionToken(req)) {
+      auth = await sessionContext(deps, req, await requireSession(deps, req));
+    } else {
       throw new AppError(
         'unauthorized',
-        'missing API key: send the header "Authorization: Bearer <key>" (create a key with `mediad keys create`)',
-        { headers: { 'www-authenticate': CHALLENGE } },
-      );
-    }
-    const match = /^Bearer ([^\s]+)$/.exec(header);
-    const auth = match?.[1] ? await authenticate(deps, match[1]) : null;
-    if (!auth) {
-      throw new AppError(
-        'unauthorized',
-        'invalid or revoked API key; check the Authorization header is "Bearer <key>" with a current key',
+        'missing API key: send the header "Authorization: Bearer <key>" (create a key with `mediad keys create` or in the web application)',
         {
-          headers: { 'www-authenticate': `${CHALLENGE}, error="invalid_token"` },
+          headers: { 'www-authenticate': CHALLENGE },
         },
       );
     }
     req.auth = auth;
     // A request that names no version gets its project's default (PATCH /project {api_version}).
     req.apiVersion ??= auth.apiVersion;
+    const family = familyOf(req.routeOptions.url ?? '');
+    if (family) checkAccess(auth.principal, family, !SAFE.has(req.method));
     if (after) await after(req, reply);
   });
 }

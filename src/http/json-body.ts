@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { addRouteHook, onRoutesWithMethod } from './route-hooks.js';
 import { AppError } from '../errors.js';
 
 // The application/json body parser. Fastify's own (secure-json-parse, which refuses __proto__
@@ -121,4 +122,14 @@ export function registerJsonBodies(app: FastifyInstance, bodyLimit: number): voi
       );
     });
   });
+}
+
+/** In this scope a POST, PATCH or PUT without a body means "no properties", not a type error; and only JSON is spoken (text/plain is a 415). */
+export function jsonOnlyScope(scope: FastifyInstance): void {
+  scope.removeContentTypeParser(['text/plain']);
+  onRoutesWithMethod(scope, ['POST', 'PATCH', 'PUT'], (route) =>
+    addRouteHook(route, 'preValidation', async (req: FastifyRequest) => {
+      if (req.body === undefined) req.body = {};
+    }),
+  );
 }

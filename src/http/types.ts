@@ -1,5 +1,5 @@
 import 'fastify';
-import type { AuthContext } from '../services/keys.js';
+import type { AuthContext } from '../services/access.js';
 import type { ApiVersion } from '../versions.js';
 
 export type { AuthContext };

@@ -65,6 +65,8 @@ export interface NewTask {
   step?: unknown;
   /** The automations whose runs led to this task (services/automation-runs.ts). */
   chain?: Chain;
+  /** The failed or cancelled task this one runs again (POST /tasks/{id}/retry). */
+  retry_of?: string;
 }
 
 /**
@@ -102,6 +104,7 @@ export async function insertPending(trx: Db, t: NewTask, now: string): Promise<T
     step: t.step === undefined ? null : JSON.stringify(t.step),
     results: null,
     chain: chainText(t.chain),
+    retry_of: t.retry_of ?? null,
   };
   await trx.insertInto('tasks').values(row).execute();
   await bumpCounter(trx, t.project_id, 'tasks', 1);

@@ -1,22 +1,73 @@
 import { createHash } from 'node:crypto';
+import type { Kysely } from 'kysely';
 import type { Deps } from '../deps.js';
 import { iso } from '../deps.js';
+import type { ApiKeysTable, Database } from '../db/schema.js';
+import { listPage, mapPage, type Page, type PageRequest } from '../db/paginate.js';
+import { transact } from '../db/transact.js';
+import { AppError } from '../errors.js';
 import { newId, randomBase62 } from '../ids.js';
-import { newWebhookSecret } from '../webhooks/secrets.js';
-import { asApiVersion, DEFAULT_VERSION, type ApiVersion } from '../versions.js';
+import { toKeyObject, type KeyObject } from '../shapes/keys.js';
+import { asApiVersion, type ApiVersion } from '../versions.js';
+import { isScope, type AuthContext, type Scope } from './access.js';
+import { ensureProject } from './orgs.js';
 
 // API keys are 256-bit random tokens, so a single SHA-256 is the right storage hash
-// (slow password hashes guard low-entropy secrets; these are not).
+// (slow password hashes guard low-entropy secrets; these are not). A key has scopes (full
+// access unless limited), and may expire or be paused; a revoked key is gone for good.
 const KEY_PREFIX = 'mdk_';
 
 export const hashKey = (key: string): string => createHash('sha256').update(key).digest('hex');
 
-/** Who a request is: the key's project and organisation, and the project's default API version. */
-export interface AuthContext {
-  orgId: string;
-  projectId: string;
-  keyId: string;
-  apiVersion: ApiVersion;
+export interface NewKey {
+  name?: string | null;
+  /** Omitted or ['full']: every family, key management included. */
+  scopes?: string[];
+  expires?: string | null;
+  createdBy?: string | null;
+}
+
+/** Normalised scopes to store: null for full access. */
+function scopesText(scopes: string[] | undefined): string | null {
+  if (!scopes || scopes.length === 0 || scopes.includes('full')) return null;
+  const unknown = scopes.filter((s) => !isScope(s));
+  if (unknown.length > 0) {
+    throw new AppError('validation_failed', `unknown scopes: ${unknown.join(', ')}`, {
+      details: unknown.map(() => ({ field: 'scopes', message: 'not a scope (full, or <family>:read|write)' })),
+    });
+  }
+  return JSON.stringify([...new Set(scopes)].sort());
+}
+
+/** Inserts a key of the project; the key itself is returned this once. */
+export async function issueKey(
+  trx: Kysely<Database>,
+  projectId: string,
+  input: NewKey,
+  now: string,
+): Promise<{ row: ApiKeysTable; key: string }> {
+  if (input.expires && Date.parse(input.expires) <= Date.parse(now)) {
+    throw new AppError('validation_failed', 'expires must be in the future', {
+      details: [{ field: 'expires', message: 'in the past' }],
+    });
+  }
+  const key = KEY_PREFIX + randomBase62(43);
+  const row: ApiKeysTable = {
+    id: newId('key'),
+    project_id: projectId,
+    key_hash: hashKey(key),
+    hint: `${key.slice(0, 8)}…${key.slice(-4)}`,
+    name: input.name ?? null,
+    created: now,
+    last_used: null,
+    revoked: null,
+    scopes: scopesText(input.scopes),
+    expires: input.expires ? iso(new Date(input.expires)) : null,
+    paused: null,
+    created_by: input.createdBy ?? null,
+  };
+  await trx.insertInto('api_keys').values(row).execute();
+  return { row, key };
 }
 
 export interface CreatedKey {
@@ -26,7 +77,7 @@ export interface CreatedKey {
   project_id: string;
 }
 
-/** Creates org and project when missing, then a key for the project. The key is returned once. */
+/** The CLI's keys create: the org and project are made when missing, then a full-access key. */
 export async function createKey(
   deps: Pick<Deps, 'db' | 'clock'>,
   orgName: string,
@@ -35,52 +86,10 @@ export async function createKey(
   opts: { apiVersion?: ApiVersion } = {},
 ): Promise<CreatedKey> {
   const now = iso(deps.clock.now());
-  return deps.db.transaction().execute(async (trx) => {
-    let org = await trx.selectFrom('orgs').select('id').where('name', '=', orgName).executeTakeFirst();
-    if (!org) {
-      org = { id: newId('org') };
-      await trx.insertInto('orgs').values({ id: org.id, name: orgName, created: now }).execute();
-    }
-    let project = await trx
-      .selectFrom('projects')
-      .select('id')
-      .where('org_id', '=', org.id)
-      .where('name', '=', projectName)
-      .executeTakeFirst();
-    if (!project) {
-      project = { id: newId('project') };
-      await trx
-        .insertInto('projects')
-        .values({
-          id: project.id,
-          org_id: org.id,
-          name: projectName,
-          signing_secret: randomBase62(43),
-          webhook_secret: newWebhookSecret(),
-          webhook_secret_previous: null,
-          webhook_secret_rotated: null,
-          require_signed_delivery: 0,
-          api_version: opts.apiVersion ?? DEFAULT_VERSION,
-          created: now,
-        })
-        .execute();
-    }
-    const key = KEY_PREFIX + randomBase62(43);
-    const keyId = newId('key');
-    await trx
-      .insertInto('api_keys')
-      .values({
-        id: keyId,
-        project_id: project.id,
-        key_hash: hashKey(key),
-        hint: `${key.slice(0, 8)}…${key.slice(-4)}`,
-        name: name ?? null,
-        created: now,
-        last_used: null,
-        revoked: null,
-      })
-      .execute();
-    return { key, key_id: keyId, org_id: org.id, project_id: project.id };
+  return transact(deps.db, async (trx) => {
+    const { org, project } = await ensureProject(trx, orgName, projectName, now, opts.apiVersion);
+    const { row, key } = await issueKey(trx, project.id, { name }, now);
+    return { key, key_id: row.id, org_id: org.id, project_id: project.id };
   });
 }
 
@@ -96,6 +105,7 @@ export interface KeyListing {
   revoked: string | null;
 }
 
+/** Every key of the instance (the CLI's keys list). */
 export async function listKeys(deps: Pick<Deps, 'db'>): Promise<KeyListing[]> {
   return deps.db
     .selectFrom('api_keys')
@@ -116,7 +126,7 @@ export async function listKeys(deps: Pick<Deps, 'db'>): Promise<KeyListing[]> {
     .execute();
 }
 
-/** Revokes by key id; returns false when no such active key exists. */
+/** Revokes by key id (the CLI); returns false when no such active key exists. */
 export async function revokeKey(deps: Pick<Deps, 'db' | 'clock'>, keyId: string): Promise<boolean> {
   const res = await deps.db
     .updateTable('api_keys')
@@ -124,8 +134,79 @@ export async function revokeKey(deps: Pick<Deps, 'db' | 'clock'>, keyId: string)
     .where('id', '=', keyId)
     .where('revoked', 'is', null)
     .executeTakeFirst();
-  for (const [token, entry] of authCache) if (entry.auth.keyId === keyId) authCache.delete(token);
+  forgetKey(keyId);
   return Number(res.numUpdatedRows) > 0;
+}
+
+type ProjectScope = { projectId: string };
+
+// The project's keys as an API resource (GET/POST /keys, PATCH/DELETE /keys/{id}).
+
+export async function listProjectKeys(
+  deps: Pick<Deps, 'db'>,
+  scope: ProjectScope,
+  request: PageRequest,
+): Promise<Page<KeyObject>> {
+  const page = await listPage(
+    deps.db.selectFrom('api_keys').where('project_id', '=', scope.projectId),
+    (q) => q.selectAll().orderBy('created', 'desc').orderBy('id', 'desc'),
+    request,
+  );
+  return mapPage(page, toKeyObject);
+}
+
+export async function createProjectKey(
+  deps: Pick<Deps, 'db' | 'clock'>,
+  scope: ProjectScope,
+  input: NewKey,
+): Promise<KeyObject & { key: string }> {
+  return transact(deps.db, async (trx) => {
+    const { row, key } = await issueKey(trx, scope.projectId, input, iso(deps.clock.now()));
+    return { ...toKeyObject(row), key };
+  });
+}
+
+async function findProjectKey(db: Kysely<Database>, scope: ProjectScope, id: string): Promise<ApiKeysTable> {
+  const row = await db
+    .selectFrom('api_keys')
+    .selectAll()
+    .where('project_id', '=', scope.projectId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  if (!row) throw new AppError('not_found', `no API key ${id} in this project`);
+  return row;
+}
+
+/** Renames, pauses (it answers 401 until resumed) or resumes a key; a revoked key cannot change. */
+export async function updateProjectKey(
+  deps: Pick<Deps, 'db' | 'clock'>,
+  scope: ProjectScope,
+  id: string,
+  patch: { name?: string | null; paused?: boolean },
+): Promise<KeyObject> {
+  const row = await findProjectKey(deps.db, scope, id);
+  if (row.revoked) throw new AppError('conflict', `API key ${id} is revoked; make a new one`);
+  const set: Partial<ApiKeysTable> = {};
+  if (patch.name !== undefined) set.name = patch.name;
+  if (patch.paused !== undefined) set.paused = patch.paused ? (row.paused ?? iso(deps.clock.now())) : null;
+  if (Object.keys(set).length > 0) await deps.db.updateTable('api_keys').set(set).where('id', '=', id).execute();
+  forgetKey(id);
+  return toKeyObject({ ...row, ...set });
+}
+
+export async function revokeProjectKey(
+  deps: Pick<Deps, 'db' | 'clock'>,
+  scope: ProjectScope,
+  id: string,
+): Promise<void> {
+  const row = await findProjectKey(deps.db, scope, id);
+  if (!row.revoked)
+    await deps.db
+      .updateTable('api_keys')
+      .set({ revoked: iso(deps.clock.now()) })
+      .where('id', '=', id)
+      .execute();
+  forgetKey(id);
 }
 
 const LAST_USED_EVERY_MS = 60_000;
@@ -133,20 +214,30 @@ const lastUsedWritten = new Map<string, number>();
 
 /**
  * Recently verified keys, by the token as sent. Every request would otherwise cost a query
- * and a hash; the price is that a key revoked by another process (the CLI) keeps working for
- * up to AUTH_CACHE_MS. Revocations in this process apply at once. Tokens live only in this
- * process's memory, as each request's header does; only hashes are ever stored.
+ * and a hash; the price is that a key revoked or paused by another process (the CLI) keeps
+ * working for up to AUTH_CACHE_MS. Changes in this process apply at once. Tokens live only in
+ * this process's memory, as each request's header does; only hashes are ever stored.
  */
 const AUTH_CACHE_MS = 2_000;
 const AUTH_CACHE_SIZE = 10_000;
-const authCache = new Map<string, { auth: AuthContext; until: number }>();
+const authCache = new Map<string, { auth: AuthContext; until: number; expires: number }>();
 
-/** Resolves a bearer token to its project, or null. Records last use at most once a minute per key. */
+function forgetKey(keyId: string): void {
+  for (const [token, entry] of authCache)
+    if (entry.auth.principal.type === 'key' && entry.auth.principal.keyId === keyId) authCache.delete(token);
+}
+
+/** Forgets this process's verified keys of a project whose settings changed (other processes follow within AUTH_CACHE_MS). */
+export function forgetProjectKeys(projectId: string): void {
+  for (const [token, entry] of authCache) if (entry.auth.projectId === projectId) authCache.delete(token);
+}
+
+/** Resolves a bearer token to its project and scopes, or null (unknown, revoked, expired or paused). Records last use at most once a minute per key. */
 export async function authenticate(deps: Pick<Deps, 'db' | 'clock'>, token: string): Promise<AuthContext | null> {
   if (!token.startsWith(KEY_PREFIX) || token.length > 100) return null;
+  const nowMs = deps.clock.now().getTime();
   const cached = authCache.get(token);
-  if (cached && cached.until > Date.now()) return cached.auth;
-  const hash = hashKey(token);
+  if (cached && cached.until > Date.now() && cached.expires > nowMs) return cached.auth;
   const row = await deps.db
     .selectFrom('api_keys')
     .innerJoin('projects', 'projects.id', 'api_keys.project_id')
@@ -155,32 +246,32 @@ export async function authenticate(deps: Pick<Deps, 'db' | 'clock'>, token: stri
       'api_keys.project_id as projectId',
       'projects.org_id as orgId',
       'projects.api_version',
+      'api_keys.scopes',
+      'api_keys.expires',
+      'api_keys.paused',
     ])
-    .where('api_keys.key_hash', '=', hash)
+    .where('api_keys.key_hash', '=', hashKey(token))
     .where('api_keys.revoked', 'is', null)
     .executeTakeFirst();
-  if (!row) return null;
+  if (!row || row.paused) return null;
+  const expires = row.expires ? Date.parse(row.expires) : Infinity;
+  if (expires <= nowMs) return null;
+  const scopes: Scope[] = row.scopes ? (JSON.parse(row.scopes) as string[]).filter(isScope) : ['full'];
   const auth: AuthContext = {
-    keyId: row.keyId,
     projectId: row.projectId,
     orgId: row.orgId,
     apiVersion: asApiVersion(row.api_version),
+    principal: { type: 'key', keyId: row.keyId, scopes },
   };
   if (authCache.size >= AUTH_CACHE_SIZE) authCache.clear();
-  authCache.set(token, { auth, until: Date.now() + AUTH_CACHE_MS });
-  const now = deps.clock.now();
-  if ((lastUsedWritten.get(row.keyId) ?? 0) + LAST_USED_EVERY_MS < now.getTime()) {
-    lastUsedWritten.set(row.keyId, now.getTime());
+  authCache.set(token, { auth, until: Date.now() + AUTH_CACHE_MS, expires });
+  if ((lastUsedWritten.get(row.keyId) ?? 0) + LAST_USED_EVERY_MS < nowMs) {
+    lastUsedWritten.set(row.keyId, nowMs);
     await deps.db
       .updateTable('api_keys')
-      .set({ last_used: iso(now) })
+      .set({ last_used: iso(deps.clock.now()) })
       .where('id', '=', row.keyId)
       .execute();
   }
   return auth;
-}
-
-/** Forgets this process's verified keys of a project whose settings changed (other processes follow within AUTH_CACHE_MS). */
-export function forgetProjectKeys(projectId: string): void {
-  for (const [token, entry] of authCache) if (entry.auth.projectId === projectId) authCache.delete(token);
 }

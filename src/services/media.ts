@@ -1,9 +1,9 @@
-import type { Kysely } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
 import type { Deps } from '../deps.js';
 import { iso } from '../deps.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
-import type { Database } from '../db/schema.js';
+import type { Database, TaskStatus } from '../db/schema.js';
 import { bumpCounter } from '../db/queries/counters.js';
 import { readCounter } from '../db/hot-reads.js';
 import { listPage, type Page, type PageRequest } from '../db/paginate.js';
@@ -18,6 +18,7 @@ import {
   type MediaRow,
 } from '../shapes/files.js';
 import { completeDelete, intendDelete } from './blob-journal.js';
+import { normalizeFolder } from './paths.js';
 
 type Scope = { projectId: string };
 
@@ -85,12 +86,85 @@ export async function getMedia(deps: Deps, scope: Scope, id: string): Promise<Me
   return present(deps, deps.db, row);
 }
 
-export async function listMedia(deps: Deps, scope: Scope, request: PageRequest): Promise<Page<MediaObject>> {
+/** GET /media's filters (all optional; together they narrow). */
+export interface MediaFilter {
+  kind?: string;
+  /** Media with a file in this folder or below it. */
+  folder?: string;
+  /** Media with a file of this ref ("original", "thumbnail", …). */
+  ref?: string;
+  /** processing: a task on one of its files is running or waiting; failed: one failed; ready: neither, and it has files. */
+  status?: 'ready' | 'processing' | 'failed';
+  created_after?: string;
+  created_before?: string;
+  /** Words of the title or of a file's name, or an id (med_…, file_…). */
+  q?: string;
+}
+
+const ACTIVE_TASK: TaskStatus[] = ['pending', 'processing', 'waiting'];
+/** Case-insensitive "contains" on both dialects (SQLite has no default LIKE escape, so it is named). */
+function contains(column: 'media.title' | 'files.filename', text: string) {
+  const pattern = `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  return sql<boolean>`lower(${sql.ref(column)}) like ${pattern} escape '\\'`;
+}
+
+type Eb = ExpressionBuilder<Database, 'media'>;
+
+function filterMedia(db: Kysely<Database>, projectId: string, f: MediaFilter) {
+  let q = db.selectFrom('media').where('media.project_id', '=', projectId);
+  if (f.kind) q = q.where('media.kind', '=', f.kind);
+  if (f.created_after) q = q.where('media.created', '>', iso(new Date(f.created_after)));
+  if (f.created_before) q = q.where('media.created', '<', iso(new Date(f.created_before)));
+  // Correlated subqueries are built from the callback's builder, which knows the outer `media`.
+  const files = (eb: Eb) => eb.selectFrom('files').select('files.id').whereRef('files.media_id', '=', 'media.id');
+  const tasksOn = (eb: Eb, statuses: TaskStatus[]) =>
+    eb
+      .selectFrom('tasks')
+      .innerJoin('files', 'files.id', 'tasks.input_file_id')
+      .select('tasks.id')
+      .where('tasks.project_id', '=', projectId)
+      .whereRef('files.media_id', '=', 'media.id')
+      .where('tasks.status', 'in', statuses);
+  if (f.folder !== undefined) {
+    const folder = normalizeFolder(f.folder);
+    if (folder !== '')
+      q = q.where((eb) =>
+        eb.exists(
+          files(eb).where((e) => e.or([e('files.folder', '=', folder), e('files.folder', 'like', `${folder}/%`)])),
+        ),
+      );
+  }
+  const ref = f.ref;
+  if (ref) q = q.where((eb) => eb.exists(files(eb).where('files.ref', '=', ref)));
+  if (f.status === 'processing') q = q.where((eb) => eb.exists(tasksOn(eb, ACTIVE_TASK)));
+  else if (f.status === 'failed') q = q.where((eb) => eb.exists(tasksOn(eb, ['failed'])));
+  else if (f.status === 'ready')
+    q = q.where((eb) => eb.and([eb.exists(files(eb)), eb.not(eb.exists(tasksOn(eb, [...ACTIVE_TASK, 'failed'])))]));
+  const text = f.q?.trim();
+  if (text) {
+    q = q.where((eb) =>
+      eb.or([
+        eb('media.id', '=', text),
+        contains('media.title', text),
+        eb.exists(files(eb).where((e) => e.or([e('files.id', '=', text), contains('files.filename', text)]))),
+      ]),
+    );
+  }
+  return q;
+}
+
+export async function listMedia(
+  deps: Deps,
+  scope: Scope,
+  request: PageRequest,
+  filter: MediaFilter = {},
+): Promise<Page<MediaObject>> {
+  const filtered = Object.values(filter).some((v) => v !== undefined);
   const page = await listPage(
-    deps.db.selectFrom('media').where('project_id', '=', scope.projectId),
-    (q) => q.selectAll().orderBy('created', 'desc').orderBy('id', 'desc'),
+    filterMedia(deps.db, scope.projectId, filter),
+    (q) => q.selectAll('media').orderBy('media.created', 'desc').orderBy('media.id', 'desc'),
     request,
-    readCounter(deps, scope.projectId, 'media'),
+    filtered ? undefined : readCounter(deps, scope.projectId, 'media'),
   );
   const files = await mediaFiles(
     deps.db,

@@ -1,7 +1,8 @@
 import type { Deps } from '../deps.js';
 import { iso } from '../deps.js';
 import { AppError } from '../errors.js';
-import type { TaskStatus } from '../db/schema.js';
+import type { Kysely } from 'kysely';
+import type { Database, TasksTable, TaskStatus } from '../db/schema.js';
 import { readCounter } from '../db/hot-reads.js';
 import { listPage, mapPage, type Page, type PageRequest } from '../db/paginate.js';
 import { transact } from '../db/transact.js';
@@ -34,7 +35,18 @@ export interface TaskRequest {
 
 const COMMON = new Set(['kind', 'url', 'file_id', 'filename', 'folder', 'ref', 'webhook_url']);
 
-export async function createTask(deps: Deps, scope: Scope, body: TaskRequest): Promise<TaskObject> {
+/** Who else the task belongs to: a retry names the task it runs again, and keeps its automation. */
+interface TaskOrigin {
+  retry_of?: string;
+  automation_id?: string | null;
+}
+
+export async function createTask(
+  deps: Deps,
+  scope: Scope,
+  body: TaskRequest,
+  origin: TaskOrigin = {},
+): Promise<TaskObject> {
   const kind = kindEntry(body.kind);
   if (!kind) {
     throw new AppError(
@@ -116,6 +128,7 @@ export async function createTask(deps: Deps, scope: Scope, body: TaskRequest): P
         options: { ...options, ...target },
         target,
         webhook_url: webhookUrl,
+        ...origin,
       },
       iso(deps.clock.now()),
     );
@@ -160,18 +173,121 @@ export async function listTasks(
   deps: Deps,
   scope: Scope,
   request: PageRequest,
-  filter: { status?: TaskStatus; kind?: string },
+  filter: TaskFilter,
 ): Promise<Page<TaskObject>> {
-  let q = deps.db.selectFrom('tasks').where('project_id', '=', scope.projectId);
-  if (filter.status) q = q.where('status', '=', filter.status);
-  if (filter.kind) q = q.where('kind', '=', filter.kind);
   // Unfiltered, the kept counter gives the total without counting rows.
-  const counted =
-    filter.status === undefined && filter.kind === undefined ? readCounter(deps, scope.projectId, 'tasks') : undefined;
+  const counted = Object.values(filter).every((v) => v === undefined)
+    ? readCounter(deps, scope.projectId, 'tasks')
+    : undefined;
   return mapPage(
-    await listPage(q, (f) => f.selectAll().orderBy('created', 'desc').orderBy('id', 'desc'), request, counted),
+    await listPage(
+      filterTasks(deps.db, scope.projectId, filter),
+      (f) => f.selectAll().orderBy('created', 'desc').orderBy('id', 'desc'),
+      request,
+      counted,
+    ),
     toTaskObject,
   );
+}
+
+export interface TaskFilter {
+  status?: TaskStatus;
+  kind?: string;
+  /** Tasks whose input or output is a file of this media. */
+  media_id?: string;
+  automation_id?: string;
+}
+
+function filterTasks(db: Kysely<Database>, projectId: string, filter: TaskFilter) {
+  let q = db.selectFrom('tasks').where('project_id', '=', projectId);
+  if (filter.status) q = q.where('status', '=', filter.status);
+  if (filter.kind) q = q.where('kind', '=', filter.kind);
+  if (filter.automation_id) q = q.where('automation_id', '=', filter.automation_id);
+  const mediaId = filter.media_id;
+  if (mediaId) {
+    const ofMedia = db
+      .selectFrom('files')
+      .select('id')
+      .where('project_id', '=', projectId)
+      .where('media_id', '=', mediaId);
+    q = q.where((eb) => eb.or([eb('input_file_id', 'in', ofMedia), eb('output_file_id', 'in', ofMedia)]));
+  }
+  return q;
+}
+
+const RETRYABLE: TaskStatus[] = ['failed', 'cancelled'];
+const MAX_BULK_RETRY = 1000;
+
+/** The request that made a task, rebuilt from its row, to run it again. */
+function requestOf(row: TasksTable): TaskRequest {
+  const options = JSON.parse(row.options) as Record<string, unknown>;
+  return {
+    ...options,
+    kind: row.kind,
+    ...(row.input_file_id ? { file_id: row.input_file_id } : {}),
+    ...(row.input_url ? { url: row.input_url } : {}),
+    ...(row.webhook_url ? { webhook_url: row.webhook_url } : {}),
+  };
+}
+
+async function retryRow(deps: Deps, scope: Scope, row: TasksTable): Promise<TaskObject> {
+  if (row.parent_id)
+    throw new AppError('conflict', `task ${row.id} is a step of workflow ${row.parent_id}: retry the workflow task`);
+  if (!RETRYABLE.includes(row.status))
+    throw new AppError('conflict', `task ${row.id} is ${row.status}; only a failed or cancelled task can be retried`);
+  // Everything a new task is checked for is checked again: the input file may be gone, the kind's rules may have changed.
+  return createTask(deps, scope, requestOf(row), { retry_of: row.id, automation_id: row.automation_id });
+}
+
+/** POST /tasks/{id}/retry: a new task of the same kind, input and options (retry_of names the old one). */
+export async function retryTask(deps: Deps, scope: Scope, id: string): Promise<TaskObject> {
+  const row = await deps.db
+    .selectFrom('tasks')
+    .selectAll()
+    .where('project_id', '=', scope.projectId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  if (!row) throw new AppError('not_found', `no task ${id} in this project`);
+  return retryRow(deps, scope, row);
+}
+
+export interface RetryResult {
+  object: 'retry';
+  retried: number;
+  tasks: string[];
+  /** Tasks that could not run again, and why (their input file was deleted, the project's pending limit was reached…). */
+  errors: { task_id: string; code: string; message: string }[];
+}
+
+/**
+ * POST /tasks/retry: every failed task of the filter (top-level tasks: a workflow is retried whole),
+ * not retried before, oldest first, at most 1000. A task that cannot be retried is reported, not fatal; reaching the
+ * project's pending limit stops the run.
+ */
+export async function retryTasks(deps: Deps, scope: Scope, filter: Omit<TaskFilter, 'status'>): Promise<RetryResult> {
+  const rows = await filterTasks(deps.db, scope.projectId, { ...filter, status: 'failed' })
+    .where('parent_id', 'is', null)
+    // A failed task retried before stays failed; it is not retried twice.
+    .where((eb) =>
+      eb.not(eb.exists(eb.selectFrom('tasks as again').select('again.id').whereRef('again.retry_of', '=', 'tasks.id'))),
+    )
+    .selectAll()
+    .orderBy('created')
+    .orderBy('id')
+    .limit(MAX_BULK_RETRY)
+    .execute();
+  const result: RetryResult = { object: 'retry', retried: 0, tasks: [], errors: [] };
+  for (const row of rows) {
+    try {
+      result.tasks.push((await retryRow(deps, scope, row)).id);
+      result.retried++;
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      result.errors.push({ task_id: row.id, code: err.code, message: err.message });
+      if (err.code === 'too_many_tasks') break;
+    }
+  }
+  return result;
 }
 
 /** A pending, processing or waiting task becomes cancelled; the worker running it notices and stops FFmpeg. */

@@ -48,6 +48,7 @@ export function toTaskObject(row: TasksTable) {
     attempts: row.attempts,
     parent_id: row.parent_id ?? undefined,
     automation_id: row.automation_id ?? undefined,
+    retry_of: row.retry_of ?? undefined,
     results: row.results ? (JSON.parse(row.results) as Record<string, unknown>) : undefined,
     webhook_url: row.webhook_url ?? undefined,
     created: row.created,

@@ -19,15 +19,21 @@ export interface Origin {
  *   /status/<code>            an empty answer with that status
  *   /stall                    headers, then nothing
  *   /bytes/<n>                n random bytes (not media)
+ *   /once-missing/<name>      404 at the first request of this path, the fixture after (a retry succeeds)
  */
 export async function startOrigin(): Promise<Origin> {
   const hits: string[] = [];
+  const missedOnce = new Set<string>();
   const server = http.createServer(async (req, res) => {
     const u = new URL(req.url ?? '/', 'http://x');
     hits.push(u.pathname);
     try {
-      if (u.pathname.startsWith('/fixtures/')) {
-        const file = await fixture(u.pathname.slice('/fixtures/'.length) as FixtureName);
+      const onceMissing = u.pathname.startsWith('/once-missing/');
+      if (onceMissing && !missedOnce.has(u.pathname)) {
+        missedOnce.add(u.pathname);
+        res.writeHead(404).end();
+      } else if (u.pathname.startsWith('/fixtures/') || onceMissing) {
+        const file = await fixture(u.pathname.slice(u.pathname.indexOf('/', 1) + 1) as FixtureName);
         const { size } = await fs.promises.stat(file);
         res.writeHead(200, { 'content-length': size, 'content-type': 'application/octet-stream' });
         fs.createReadStream(file).pipe(res);

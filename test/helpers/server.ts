@@ -83,6 +83,8 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     MEDIAD_LOG_LEVEL: 'silent',
     // Tests poll hard; the rate-limit tests set a limit of their own.
     MEDIAD_RATE_LIMIT_PER_MINUTE: '0',
+    // scrypt at the lowest allowed cost (16 MiB, a few ms): the product's default is OWASP's 2^17.
+    MEDIAD_PASSWORD_SCRYPT_LOG_N: '14',
     ...env,
   });
   const database = await testDatabase();

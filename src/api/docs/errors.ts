@@ -3,6 +3,11 @@ import { ERROR_CATALOGUE, type ErrorCode } from '../../errors.js';
 // What each error code means, for the API reference (a test holds it to the catalogue).
 export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   bad_request: 'The request is malformed (HTTP it cannot parse, a body that makes no sense here).',
+  project_required: 'A request signed in with a session must name its project in X-Mediad-Project.',
+  invalid_credentials: 'The email or the password is wrong (the same answer either way).',
+  insufficient_scope: 'The API key’s scopes do not allow this; make a key with the scope the message names.',
+  insufficient_role: 'Your role in the organisation does not allow this; ask an owner or admin.',
+  csrf_failed: 'An unsafe request with a session came from another origin or without X-CSRF-Token.',
   invalid_json: 'The body is not valid JSON: bad syntax, not UTF-8, or nested more than 64 levels.',
   validation_failed: 'A field is missing, of the wrong type or out of range; `details` names each one.',
   idempotency_key_invalid: 'Idempotency-Key must be 16 to 32 printable characters.',

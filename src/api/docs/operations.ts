@@ -10,6 +10,8 @@ export interface Operation {
   description?: string;
   /** Answered without an API key. */
   public?: boolean;
+  /** Acts on the signed-in person (the web application's session), not on a project. */
+  session?: boolean;
 }
 
 export const TAGS = {
@@ -24,6 +26,10 @@ export const TAGS = {
   Signatures: 'Signed URLs read private files or let a browser upload straight to a path.',
   Delivery:
     'File bytes at their delivery address, with range requests; public unless the project requires signed URLs.',
+  Keys: 'The project’s API keys: scopes, expiry, pause and resume, revocation. Managed with full access (an owner or admin, or a full-access key).',
+  Accounts:
+    'People: first-run setup, sign-in with a session cookie, one’s own account and sessions. The web application uses these; API clients use keys.',
+  Organisations: 'The signed-in person’s organisations (a role in each) and their projects.',
   Service: 'What the service itself answers: its health and its metrics.',
 } as const;
 export type Tag = keyof typeof TAGS;
@@ -60,7 +66,8 @@ export const OPERATIONS: Record<string, Operation> = {
     id: 'listMedia',
     tag: 'Media',
     summary: 'List media',
-    description: 'Newest first, each with its files.',
+    description:
+      'Newest first, each with its files; filter by `kind`, `folder` (or below), `ref` (a file of that ref), `status` (`processing`: a task on it runs; `failed`: one failed; `ready`: neither), `created_after`, `created_before` and `q` (words of the title or a file name, or an id).',
   },
   'GET /media/:id': { id: 'getMedia', tag: 'Media', summary: 'Get a media' },
   'PATCH /media/:id': {
@@ -81,7 +88,8 @@ export const OPERATIONS: Record<string, Operation> = {
     id: 'listTasks',
     tag: 'Tasks',
     summary: 'List tasks',
-    description: 'Newest first; filter by `status` and `kind`.',
+    description:
+      'Newest first; filter by `status`, `kind`, `media_id` (its input or output is a file of the media) and `automation_id`.',
   },
   'GET /tasks-config': {
     id: 'getTaskConfig',
@@ -95,6 +103,20 @@ export const OPERATIONS: Record<string, Operation> = {
     tag: 'Tasks',
     summary: 'Get a task',
     description: 'A workflow task lists its steps in `workflow`.',
+  },
+  'POST /tasks/:id/retry': {
+    id: 'retryTask',
+    tag: 'Tasks',
+    summary: 'Retry a task',
+    description:
+      'A new task with the same kind, input and options, its `retry_of` naming this one; only a failed or cancelled task (a workflow step is retried with its workflow).',
+  },
+  'POST /tasks/retry': {
+    id: 'retryTasks',
+    tag: 'Tasks',
+    summary: 'Retry every failed task of a filter',
+    description:
+      'Failed top-level tasks not retried before, oldest first, at most 1000; each is checked as a new task, and those that cannot run again are listed in `errors`.',
   },
   'POST /tasks/:id/cancel': {
     id: 'cancelTask',
@@ -170,6 +192,13 @@ export const OPERATIONS: Record<string, Operation> = {
     summary: 'Update the project',
     description: '`require_signed_delivery`, and `api_version`: the API version of requests that name none.',
   },
+  'GET /project/stats': {
+    id: 'getProjectStats',
+    tag: 'Project',
+    summary: 'The project’s figures',
+    description:
+      'Media, files, storage used, tasks created today (UTC), failures of the last 24 hours and the last ten of them.',
+  },
   'GET /project/webhook-secret': {
     id: 'getProjectWebhookSecret',
     tag: 'Project',
@@ -204,6 +233,99 @@ export const OPERATIONS: Record<string, Operation> = {
     description:
       'The raw bytes as the body, with a project key or a signed `put` URL. Answers the file, as `POST /files` does.',
     public: true,
+  },
+  'GET /keys': {
+    id: 'listKeys',
+    tag: 'Keys',
+    summary: 'List API keys',
+    description: 'Newest first, revoked ones too; never the keys themselves.',
+  },
+  'POST /keys': {
+    id: 'createKey',
+    tag: 'Keys',
+    summary: 'Create an API key',
+    description:
+      '`scopes`: `full` (the default), or `<family>:read` / `<family>:write` for files, tasks, automations, events, webhooks, project; `expires` optional. The key itself is in this answer only.',
+  },
+  'PATCH /keys/:id': {
+    id: 'updateKey',
+    tag: 'Keys',
+    summary: 'Rename, pause or resume an API key',
+    description: 'A paused key answers 401 until resumed.',
+  },
+  'DELETE /keys/:id': { id: 'revokeKey', tag: 'Keys', summary: 'Revoke an API key', description: 'For good.' },
+  'GET /auth/status': {
+    id: 'getAuthStatus',
+    tag: 'Accounts',
+    summary: 'Whether mediad is set up',
+    description: '`setup_required` until the first owner is made with the setup URL printed at start.',
+    public: true,
+  },
+  'POST /auth/setup': {
+    id: 'setUp',
+    tag: 'Accounts',
+    summary: 'First run: the first owner',
+    description:
+      'With the one-time token of the setup URL: the first owner, their organisation, project and API key (shown once), signed in. 409 once anyone is set up.',
+    public: true,
+  },
+  'POST /auth/sign-in': {
+    id: 'signIn',
+    tag: 'Accounts',
+    summary: 'Sign in',
+    description:
+      'Sets the session cookie and answers the CSRF token. The same 401 whether the email is known or not; attempts are limited per account and per address.',
+    public: true,
+  },
+  'POST /auth/sign-out': {
+    id: 'signOut',
+    tag: 'Accounts',
+    summary: 'Sign out',
+    description: 'Ends this session and clears the cookie.',
+    public: true,
+  },
+  'POST /auth/sign-out-everywhere': {
+    id: 'signOutEverywhere',
+    tag: 'Accounts',
+    summary: 'Sign out everywhere',
+    description: 'Ends every session of the signed-in user.',
+    session: true,
+  },
+  'GET /auth/session': {
+    id: 'getSession',
+    tag: 'Accounts',
+    summary: 'Who is signed in',
+    description: 'The user, the CSRF token for unsafe requests, and their organisations with role and projects.',
+    session: true,
+  },
+  'PATCH /account': { id: 'updateAccount', tag: 'Accounts', summary: 'Update one’s name or theme', session: true },
+  'POST /account/password': {
+    id: 'changePassword',
+    tag: 'Accounts',
+    summary: 'Change one’s password',
+    description: 'After the current one; the user’s other sessions end.',
+    session: true,
+  },
+  'GET /account/sessions': { id: 'listSessions', tag: 'Accounts', summary: 'List one’s sessions', session: true },
+  'DELETE /account/sessions/:id': {
+    id: 'revokeSession',
+    tag: 'Accounts',
+    summary: 'End one of one’s sessions',
+    session: true,
+  },
+  'GET /orgs': { id: 'listOrgs', tag: 'Organisations', summary: 'List one’s organisations', session: true },
+  'GET /orgs/:id/projects': {
+    id: 'listOrgProjects',
+    tag: 'Organisations',
+    summary: 'List an organisation’s projects',
+    session: true,
+  },
+  'POST /orgs/:id/projects': {
+    id: 'createOrgProject',
+    tag: 'Organisations',
+    summary: 'Create a project',
+    description: 'Owners and admins of the organisation.',
+    session: true,
   },
   'GET /health': {
     id: 'getHealth',

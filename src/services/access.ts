@@ -1,0 +1,98 @@
+import { AppError } from '../errors.js';
+import type { Role } from '../db/schema.js';
+import type { ApiVersion } from '../versions.js';
+
+// Who may do what. A request acts on one project, as a principal: an API key of that project
+// (with its scopes) or a signed-in user (with their role in the project's organisation). Every
+// operation belongs to a family of resources and reads or writes it.
+
+export const FAMILIES = ['files', 'tasks', 'automations', 'events', 'webhooks', 'project', 'keys'] as const;
+export type Family = (typeof FAMILIES)[number];
+
+/** What a key may be given: full access, or reading or writing (which includes reading) a family. Keys are managed with full access only. */
+export const SCOPES = [
+  'full',
+  ...FAMILIES.filter((f) => f !== 'keys').flatMap((f) => [`${f}:read`, `${f}:write`]),
+] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export function isScope(s: string): s is Scope {
+  return (SCOPES as readonly string[]).includes(s);
+}
+
+export type Principal =
+  | { type: 'key'; keyId: string; scopes: Scope[] }
+  | { type: 'session'; userId: string; sessionId: string; role: Role; csrfToken: string }
+  /** A signed URL: it allows exactly the request it was signed for (a PUT upload). */
+  | { type: 'signed_url' };
+
+/** Who a request is: its project and organisation, the principal, and the project's default API version. */
+export interface AuthContext {
+  orgId: string;
+  projectId: string;
+  apiVersion: ApiVersion;
+  principal: Principal;
+}
+
+/** A stable id of the principal (rate limits count per key or per user). */
+export function principalId(p: Principal): string {
+  return p.type === 'key' ? p.keyId : p.type === 'session' ? p.userId : 'signed_url';
+}
+
+const FAMILY_OF: [prefix: string, family: Family][] = [
+  ['/files', 'files'],
+  ['/media', 'files'],
+  ['/signatures', 'files'],
+  ['/d/', 'files'],
+  ['/tasks', 'tasks'],
+  ['/automations', 'automations'],
+  ['/events', 'events'],
+  ['/webhooks', 'webhooks'],
+  ['/project', 'project'],
+  ['/keys', 'keys'],
+];
+
+/** The family of a route (by its path pattern), or null for routes outside the project's resources. */
+export function familyOf(routeUrl: string): Family | null {
+  return (
+    FAMILY_OF.find(
+      ([prefix]) =>
+        routeUrl === prefix ||
+        routeUrl.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`) ||
+        routeUrl.startsWith(`${prefix}-`),
+    )?.[1] ?? null
+  );
+}
+
+/** Roles may: viewers read; members also write, but not keys or project settings; admins and owners everything. */
+function roleAllows(role: Role, family: Family, write: boolean): boolean {
+  if (role === 'owner' || role === 'admin') return true;
+  if (family === 'keys') return false;
+  if (!write) return true;
+  return role === 'member' && family !== 'project';
+}
+
+function scopeAllows(scopes: Scope[], family: Family, write: boolean): boolean {
+  if (scopes.includes('full')) return true;
+  if (family === 'keys') return false;
+  return scopes.includes(`${family}:write` as Scope) || (!write && scopes.includes(`${family}:read` as Scope));
+}
+
+/** Throws 403 when the principal may not do this; `write` is any method but GET and HEAD. */
+export function checkAccess(p: Principal, family: Family, write: boolean): void {
+  const what = `${write ? 'write' : 'read'} ${family}`;
+  if (p.type === 'signed_url') return;
+  if (p.type === 'key') {
+    if (!scopeAllows(p.scopes, family, write)) {
+      throw new AppError(
+        'insufficient_scope',
+        `this API key may not ${what}: it has the scopes ${p.scopes.join(', ')}; make a key with ${family === 'keys' ? 'full' : `${family}:${write ? 'write' : 'read'}`} access`,
+      );
+    }
+  } else if (!roleAllows(p.role, family, write)) {
+    throw new AppError(
+      'insufficient_role',
+      `your role (${p.role}) may not ${what} in this organisation; ask an owner or admin`,
+    );
+  }
+}
