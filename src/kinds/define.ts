@@ -199,6 +199,8 @@ export interface Kind {
   usesEngines: boolean;
   problems(options: unknown, checks: StepChecks): ErrorDetail[];
   admit(ports: AdmitPorts, projectId: string, options: unknown): Promise<void>;
+  /** The engine these options run with here (null: the kind uses no intelligence engine), e.g. for `mediad doctor`. */
+  plan(options: unknown, engines: Engines): EnginePlan<unknown> | null;
   /** Problems that make it unable to run here (engine_unavailable): its own engine, or its steps'. */
   refusals(options: unknown, engines: () => Promise<Engines>, steps: StepRefusals): Promise<ErrorDetail[]>;
   run(ctx: RunContext, options: unknown, input: KindInput | null): Promise<KindResult>;
@@ -229,6 +231,7 @@ export function defineKind<S extends TSchema>(def: KindDefinition<S>): Kind {
     admit: async (ports, projectId, options) => {
       if (def.admit) await def.admit(ports, projectId, checked(options));
     },
+    plan: (options, engines) => (def.engines ? def.engines(checked(options), engines) : null),
     refusals: async (options, engines, steps) => {
       const o = checked(options);
       const out: ErrorDetail[] = def.stepRefusals ? await def.stepRefusals(o, steps) : [];
