@@ -34,7 +34,8 @@ const FRAMES = 4;
 const seconds = (s: number) => (s >= 90 ? `${Math.floor(s / 60)} min ${Math.round(s % 60)} s` : `${Math.round(s)} s`);
 
 interface Seen {
-  lines: OcrLine[];
+  /** OCR lines of each image looked at (the image, or a frame per scene). */
+  lines: OcrLine[][];
   classes: NsfwClasses | null;
   scenes: number | null;
   uses: EngineUse[];
@@ -58,9 +59,9 @@ async function look(ctx: Ctx, input: KindInput, e: Engines): Promise<Seen> {
       images = (await grabKeyframes(input.path, picked, dir, { duration, signal: ctx.signal })).map((k) => k.path);
       uses.push({ role: 'scenes', name: 'ffmpeg-scdet', model: null, version: null });
     }
-    const lines: OcrLine[] = [];
+    const lines: OcrLine[][] = [];
     if (e.local.ocr.found) {
-      for (const img of images) lines.push(...(await ocrImage(img, { signal: ctx.signal })).lines);
+      for (const img of images) lines.push((await ocrImage(img, { signal: ctx.signal })).lines);
       uses.push({ role: 'text', name: 'tesseract', model: e.local.ocr.model, version: e.local.ocr.version });
     }
     let classes: NsfwClasses | null = null;
@@ -91,7 +92,12 @@ const rounded = (c: NsfwClasses): NsfwClasses => ({
 export async function localDescription(ctx: Ctx, input: KindInput, e: Engines, speech: SpeechResult | null) {
   const p = input.probe;
   const seen = await look(ctx, input, e);
-  const text = unique(seen.lines.filter((l) => l.confidence >= 0.8).map((l) => l.text)).slice(0, 8);
+  const text = unique(
+    seen.lines
+      .flat()
+      .filter((l) => l.confidence >= 0.8)
+      .map((l) => l.text),
+  ).slice(0, 8);
   const spoken = speech?.detected ? excerpt(speech) : null;
   const size = p.width && p.height ? `${p.width}×${p.height}` : null;
   const facts = [
@@ -114,7 +120,8 @@ export async function localDescription(ctx: Ctx, input: KindInput, e: Engines, s
     top = CLASSES.reduce((a, b) => (c[b] > c[a] ? b : a));
     sentences.push(`The local image classifier sees ${CLASS_WORDS[top]} (${top} ${c[top].toFixed(2)}).`);
   }
-  const ocrTitle = titleFromOcr(seen.lines);
+  // The first image (frame) whose text reads as a title: a video's opening card.
+  const ocrTitle = seen.lines.map((l) => titleFromOcr(l)).find((x) => x !== null) ?? null;
   const title =
     ocrTitle ??
     (speech?.detected ? titleFromSpeech(speech.words) : null) ??
