@@ -84,8 +84,12 @@ export interface AiConfig {
   transcribe: AiEndpointConfig | null;
   /** Sent as a bearer token to both; never logged. */
   apiKey: string | null;
-  /** One provider request's time limit; also the outbound client's idle limit for provider calls. */
-  timeoutMs: number;
+  /**
+   * One provider request's time limit (MEDIAD_AI_TIMEOUT_SECONDS). Null when unset: 120 s for
+   * chat, and for a transcription 120 s plus the length of the audio sent (a Whisper server on a
+   * CPU may take about as long as the audio).
+   */
+  timeoutMs: number | null;
 }
 
 export class ConfigError extends Error {
@@ -214,7 +218,7 @@ function parseAi(env: Env, read: EnvReader, problems: string[]): AiConfig {
   const chatModel = env.MEDIAD_AI_CHAT_MODEL?.trim() || null;
   const transcribeModel = env.MEDIAD_AI_TRANSCRIBE_MODEL?.trim() || null;
   const apiKey = env.MEDIAD_AI_API_KEY?.trim() || null;
-  const timeoutMs = read.int('MEDIAD_AI_TIMEOUT_SECONDS', 120, 1, 3600) * 1000;
+  const timeoutSeconds = read.int('MEDIAD_AI_TIMEOUT_SECONDS', 0, 1, 3600);
   if (chatModel && !baseUrl)
     problems.push('MEDIAD_AI_CHAT_MODEL needs MEDIAD_AI_BASE_URL (the provider, e.g. http://127.0.0.1:8080/v1)');
   if (transcribeModel && !baseUrl && !transcribeUrl)
@@ -232,7 +236,7 @@ function parseAi(env: Env, read: EnvReader, problems: string[]): AiConfig {
     chat: baseUrl && chatModel ? { baseUrl, model: chatModel } : null,
     transcribe: transcribeBase && transcribeModel ? { baseUrl: transcribeBase, model: transcribeModel } : null,
     apiKey,
-    timeoutMs,
+    timeoutMs: timeoutSeconds > 0 ? timeoutSeconds * 1000 : null,
   };
 }
 

@@ -44,7 +44,7 @@ async function checkProvider(config: Config): Promise<ProviderCheck[]> {
   if (parts.every(([, ep]) => !ep)) return [];
   const client = createGuardedClient({
     ...config.fetch,
-    idleTimeoutMs: Math.min(config.ai.timeoutMs, CHECK_TIMEOUT_MS),
+    idleTimeoutMs: Math.min(config.ai.timeoutMs ?? CHECK_TIMEOUT_MS, CHECK_TIMEOUT_MS),
     maxBytes: 16 * 1024 * 1024,
     userAgent: 'mediad-doctor/0.1',
   });
@@ -55,7 +55,7 @@ async function checkProvider(config: Config): Promise<ProviderCheck[]> {
       const status = await providerStatus({
         baseUrl: ep.baseUrl,
         request: client.request,
-        timeoutMs: Math.min(config.ai.timeoutMs, CHECK_TIMEOUT_MS),
+        timeoutMs: Math.min(config.ai.timeoutMs ?? CHECK_TIMEOUT_MS, CHECK_TIMEOUT_MS),
         ...(config.ai.apiKey ? { apiKey: config.ai.apiKey } : {}),
       });
       out.push({

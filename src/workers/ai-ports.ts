@@ -7,6 +7,11 @@ import { storedSpeechDocument } from '../services/intelligence.js';
 
 /** Largest answer read from a provider (a long transcript in verbose_json is a few MB). */
 const PROVIDER_MAX_BYTES = 64 * 1024 * 1024;
+/**
+ * The client's idle limit without a configured time limit: the longest default wait of a call,
+ * a 10-minute transcription chunk (120 s + its length). Each call has its own deadline besides.
+ */
+const DEFAULT_IDLE_MS = 12 * 60 * 1000;
 
 /** What a worker pool's tasks know of the engines, built once per pool. */
 export class AiEngines {
@@ -24,8 +29,8 @@ export class AiEngines {
       ai.chat || ai.transcribe
         ? createGuardedClient({
             ...deps.config.fetch,
-            idleTimeoutMs: ai.timeoutMs,
-            totalTimeoutMs: Math.max(deps.config.fetch.totalTimeoutMs, ai.timeoutMs),
+            idleTimeoutMs: ai.timeoutMs ?? DEFAULT_IDLE_MS,
+            totalTimeoutMs: Math.max(deps.config.fetch.totalTimeoutMs, ai.timeoutMs ?? DEFAULT_IDLE_MS),
             maxBytes: PROVIDER_MAX_BYTES,
             userAgent: 'mediad/0.1 (+https://github.com/mediad)',
           })
@@ -39,7 +44,12 @@ export class AiEngines {
     const { apiKey, timeoutMs } = this.deps.config.ai;
     return {
       model: ep.model,
-      endpoint: { baseUrl: ep.baseUrl, request: this.client.request, timeoutMs, ...(apiKey ? { apiKey } : {}) },
+      endpoint: {
+        baseUrl: ep.baseUrl,
+        request: this.client.request,
+        ...(timeoutMs !== null ? { timeoutMs } : {}),
+        ...(apiKey ? { apiKey } : {}),
+      },
     };
   }
 
