@@ -10,7 +10,9 @@ COPY scripts ./scripts
 RUN npm ci --no-audit --no-fund && npm prune --omit=dev
 
 FROM node:20-bookworm-slim
-RUN apt-get update && apt-get install -y --no-install-recommends ffmpeg ca-certificates && rm -rf /var/lib/apt/lists/*
+# FFmpeg, and the local intelligence engines: pocketsphinx (speech) and tesseract (OCR).
+RUN apt-get update && apt-get install -y --no-install-recommends ffmpeg ca-certificates \
+      pocketsphinx pocketsphinx-en-us tesseract-ocr tesseract-ocr-eng && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules

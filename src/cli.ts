@@ -18,6 +18,7 @@ import { API_VERSIONS, DEFAULT_VERSION, isApiVersion, LATEST_VERSION, type ApiVe
 import { startServer, startWorker } from './server.js';
 import { createRuntime } from './runtime.js';
 import { reconcileBlobs } from './services/blob-reconcile.js';
+import { doctor, formatDoctor } from './doctor.js';
 
 // The mediad command. Every subcommand reads the same environment (see README).
 
@@ -331,6 +332,19 @@ program
     } finally {
       await runtime.close();
     }
+  });
+
+program
+  .command('doctor')
+  .description(
+    'Check the intelligence engines: local ones (found, version, model) and the configured AI provider (reachable, the models it lists), and which engine each kind uses. Exits 1 when something configured or installed is broken.',
+  )
+  .option('--json', 'print the report as JSON')
+  .action(async (opts: { json?: boolean }) => {
+    const report = await doctor(config());
+    process.stdout.write(opts.json ? `${JSON.stringify(report, null, 2)}\n` : formatDoctor(report));
+    // The NSFW model's WASM threads would keep the process alive: exit with the verdict.
+    process.exit(report.problems.length > 0 ? 1 : 0);
   });
 
 program.parseAsync().catch((err: unknown) => {

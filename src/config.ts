@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
-import type { UrlPolicy } from './net/address-policy.js';
+import { classifyAddress, type UrlPolicy } from './net/address-policy.js';
+import { isAllowedHost } from './net/url-check.js';
 
 // The only module that reads process.env. Everything is validated once, at start,
 // and every problem is reported together so a user fixes them in one go.
@@ -73,11 +74,34 @@ export interface Config {
     signInPerMinutePerAccount: number;
     signInPerMinutePerAddress: number;
   };
+  /** The OpenAI-compatible provider of the intelligence kinds; each part null when not configured. */
+  ai: AiConfig;
   /**
    * Fault injection for the crash tests: the process SIGKILLs itself when it reaches this named
    * point (see src/faults.ts). Never set in production.
    */
   crashAt: string | null;
+}
+
+export interface AiEndpointConfig {
+  /** Base URL with the API version path, e.g. http://127.0.0.1:8080/v1. */
+  baseUrl: string;
+  model: string;
+}
+
+export interface AiConfig {
+  /** A vision-capable chat model (MEDIAD_AI_BASE_URL + MEDIAD_AI_CHAT_MODEL). */
+  chat: AiEndpointConfig | null;
+  /** A speech-to-text model (MEDIAD_AI_TRANSCRIBE_BASE_URL or MEDIAD_AI_BASE_URL + MEDIAD_AI_TRANSCRIBE_MODEL). */
+  transcribe: AiEndpointConfig | null;
+  /** Sent as a bearer token to both; never logged. */
+  apiKey: string | null;
+  /**
+   * One provider request's time limit (MEDIAD_AI_TIMEOUT_SECONDS). Null when unset: 120 s for
+   * chat, and for a transcription 120 s plus the length of the audio sent (a Whisper server on a
+   * CPU may take about as long as the audio).
+   */
+  timeoutMs: number | null;
 }
 
 export class ConfigError extends Error {
@@ -173,8 +197,10 @@ export function loadConfig(env: Env = process.env): Config {
       signInPerMinutePerAccount: read.int('MEDIAD_SIGN_IN_PER_MINUTE', 5, 1, 1000),
       signInPerMinutePerAddress: read.int('MEDIAD_SIGN_IN_PER_MINUTE_PER_ADDRESS', 20, 1, 10_000),
     },
+    ai: parseAi(env, read, problems),
     crashAt: env.MEDIAD_CRASH_AT || null,
   };
+  problems.push(...privateProviderProblems(config));
 
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
@@ -203,6 +229,72 @@ function parseStorage(env: Env, read: EnvReader, problems: string[]): Config['st
     delivery: read.oneOf('MEDIAD_S3_DELIVERY', 'stream', ['stream', 'redirect'] as const),
     presignSeconds: read.int('MEDIAD_S3_PRESIGN_SECONDS', 300, 1, 7 * 86400),
   };
+}
+
+function parseAi(env: Env, read: EnvReader, problems: string[]): AiConfig {
+  const baseUrl = providerUrl('MEDIAD_AI_BASE_URL', env.MEDIAD_AI_BASE_URL, problems);
+  const transcribeUrl = providerUrl('MEDIAD_AI_TRANSCRIBE_BASE_URL', env.MEDIAD_AI_TRANSCRIBE_BASE_URL, problems);
+  const chatModel = env.MEDIAD_AI_CHAT_MODEL?.trim() || null;
+  const transcribeModel = env.MEDIAD_AI_TRANSCRIBE_MODEL?.trim() || null;
+  const apiKey = env.MEDIAD_AI_API_KEY?.trim() || null;
+  const timeoutSeconds = read.int('MEDIAD_AI_TIMEOUT_SECONDS', 0, 1, 3600);
+  if (chatModel && !baseUrl)
+    problems.push('MEDIAD_AI_CHAT_MODEL needs MEDIAD_AI_BASE_URL (the provider, e.g. http://127.0.0.1:8080/v1)');
+  if (transcribeModel && !baseUrl && !transcribeUrl)
+    problems.push('MEDIAD_AI_TRANSCRIBE_MODEL needs MEDIAD_AI_TRANSCRIBE_BASE_URL or MEDIAD_AI_BASE_URL');
+  if (baseUrl && !chatModel && !transcribeModel)
+    problems.push(
+      'MEDIAD_AI_BASE_URL is set but no model is: set MEDIAD_AI_CHAT_MODEL and/or MEDIAD_AI_TRANSCRIBE_MODEL',
+    );
+  if (transcribeUrl && !transcribeModel)
+    problems.push('MEDIAD_AI_TRANSCRIBE_BASE_URL is set but MEDIAD_AI_TRANSCRIBE_MODEL is not');
+  if (apiKey && !baseUrl && !transcribeUrl)
+    problems.push('MEDIAD_AI_API_KEY is set but no provider is: set MEDIAD_AI_BASE_URL too');
+  const transcribeBase = transcribeUrl ?? baseUrl;
+  return {
+    chat: baseUrl && chatModel ? { baseUrl, model: chatModel } : null,
+    transcribe: transcribeBase && transcribeModel ? { baseUrl: transcribeBase, model: transcribeModel } : null,
+    apiKey,
+    timeoutMs: timeoutSeconds > 0 ? timeoutSeconds * 1000 : null,
+  };
+}
+
+/** An http(s) base URL without credentials, query or fragment (a key belongs in MEDIAD_AI_API_KEY). */
+function providerUrl(name: string, raw: string | undefined, problems: string[]): string | null {
+  if (!raw?.trim()) return null;
+  try {
+    const u = new URL(raw.trim());
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
+    if (u.username || u.password || u.search || u.hash) {
+      problems.push(`${name} must be a plain base URL: put the key in MEDIAD_AI_API_KEY, not in the URL`);
+      return null;
+    }
+    return u.toString().replace(/\/+$/, '');
+  } catch {
+    problems.push(`${name} must be an http(s) URL with the API version path, e.g. http://127.0.0.1:8080/v1`);
+    return null;
+  }
+}
+
+/**
+ * A provider at a loopback or private address literal (a local Ollama, llama.cpp server) is
+ * refused by the outbound guard unless allowed: say so at start, not at the first task.
+ */
+function privateProviderProblems(config: Config): string[] {
+  if (config.fetch.allowPrivate) return [];
+  const urls = new Set([config.ai.chat?.baseUrl, config.ai.transcribe?.baseUrl].filter((u) => u !== undefined));
+  const out: string[] = [];
+  for (const base of urls) {
+    const url = new URL(base);
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    // A name other than localhost is resolved and checked when called.
+    const cls = host === 'localhost' || host.endsWith('.localhost') ? 'loopback' : classifyAddress(host);
+    if (cls !== 'public' && cls !== 'invalid' && !isAllowedHost(url, config.fetch.allowHosts))
+      out.push(
+        `the AI provider ${url.host} is a ${cls} address, which outbound calls refuse: add ${url.host} to MEDIAD_ALLOWED_URL_HOSTS`,
+      );
+  }
+  return out;
 }
 
 function parseDatabaseUrl(

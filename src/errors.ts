@@ -34,10 +34,14 @@ export const ERROR_CATALOGUE = {
   media_unsupported: 422,
   media_limit_exceeded: 422,
   kind_not_supported: 422,
+  /** A task kind cannot run with the engines this mediad has (no provider configured, a local engine missing). */
+  engine_unavailable: 422,
   rate_limited: 429,
   too_many_tasks: 429,
   headers_too_large: 431,
   internal_error: 500,
+  /** An AI provider failed a task's call (time-out, 5xx, 429, an answer off the schema); tasks only. */
+  provider_failed: 502,
   service_unavailable: 503,
 } as const;
 

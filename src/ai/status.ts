@@ -9,7 +9,7 @@ import {
   type PocketsphinxModel,
 } from '../media/index.js';
 import { isProviderError } from './errors.js';
-import { nsfwModel, nsfwModelLoads, NSFW_MODEL_NAME } from './nsfw/model.js';
+import { missingNsfwPackages, nsfwModel, nsfwModelLoads, NSFW_MODEL_NAME } from './nsfw/model.js';
 import { listModels } from './provider/models.js';
 import type { ProviderEndpoint } from './provider/client.js';
 import { pocketsphinxVersion } from './speech/local.js';
@@ -76,8 +76,20 @@ export async function sceneEngineStatus(): Promise<EngineStatus> {
   };
 }
 
-/** With `load`, loads the model (about a second) to prove it runs; otherwise reports whether it is warm. */
+/**
+ * With `load`, loads the model (about a second) to prove it runs; otherwise checks that its
+ * packages are installed and reports whether it is warm.
+ */
 export async function nsfwEngineStatus(opts: { load?: boolean } = {}): Promise<EngineStatus> {
+  const missing = missingNsfwPackages();
+  if (missing.length > 0)
+    return {
+      engine: 'nsfwjs',
+      found: false,
+      version: null,
+      model: NSFW_MODEL_NAME,
+      message: `npm packages missing (${missing.join(', ')}): run npm install`,
+    };
   try {
     if (opts.load || nsfwModelLoads() > 0) {
       const model = await nsfwModel();

@@ -16,6 +16,7 @@ import { TASK_KINDS } from '../shapes/task-kinds.js';
 import { TaskSchema } from './task-schemas.js';
 import { cancelTask, createTask, getTask, listTasks, retryTask, retryTasks } from '../services/tasks.js';
 import { tasksConfig } from '../services/tasks-config.js';
+import { enginesOf } from '../kinds/engines.js';
 
 // SPEC 2.1: task responses (get, create) omit the envelope's error key.
 const TaskEnvelope = Type.Object({ meta: ObjectMeta, data: TaskSchema, links: ObjectLinks });
@@ -39,6 +40,15 @@ const CreateTaskBody = Type.Object(
 const KindConfigSchema = Type.Object({
   kind: Type.String(),
   input: Type.Enum(['file', 'url', 'none']),
+  /** The kinds of file it takes (absent: any). */
+  input_kinds: Type.Optional(Type.Array(Type.Enum(['video', 'image', 'audio']))),
+  /** An intelligence kind: the engine it runs with by default here, or why it cannot run (422 engine_unavailable). */
+  engine: Type.Optional(
+    Type.Object({
+      default: Type.Optional(Type.Enum(['local', 'provider'])),
+      unavailable: Type.Optional(Type.String()),
+    }),
+  ),
   options: Type.Record(Type.String(), Type.Record(Type.String(), Type.Unknown())),
   required: Type.Array(Type.String()),
   formats: Type.Optional(Type.Array(Type.Unknown())),
@@ -97,7 +107,11 @@ export const tasksRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
   app.get(
     '/tasks-config',
     { schema: { response: { 200: objectEnvelope(TasksConfigSchema), ...errorResponses } } },
-    async (req) => objectBody(req, tasksConfig(), { self: `${deps.config.publicUrl}/tasks-config`, parent: base }),
+    async (req) =>
+      objectBody(req, tasksConfig(await enginesOf(deps.config)), {
+        self: `${deps.config.publicUrl}/tasks-config`,
+        parent: base,
+      }),
   );
 
   app.get(

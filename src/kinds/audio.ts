@@ -32,6 +32,7 @@ export const audioKind = defineKind({
   kind: 'audio',
   options: Options,
   needsInputFile: true,
+  inputKinds: ['audio', 'video'],
   problems(options) {
     const o = resolve(options);
     const out = trimProblems(o);

@@ -6,12 +6,14 @@ import type { Config } from '../config.js';
 import type { Outbound } from '../deps.js';
 import type { TasksTable } from '../db/schema.js';
 import { AppError, type ErrorDetail } from '../errors.js';
-import type { ProbeResult } from '../media/index.js';
+import type { ProviderEndpoint } from '../ai/index.js';
+import { MediaTransformError, type ProbeResult } from '../media/index.js';
 import { policyOf, type RetryPolicy } from '../queue/policies.js';
 import type { FileObject, FileRow, MediaObject } from '../shapes/files.js';
 import type { TaskKind } from '../shapes/task-kinds.js';
 import type { TaskObject, TaskTarget } from '../shapes/tasks.js';
 import type { StepChecks, Step } from '../workflows/steps.js';
+import type { EngineName, EnginePlan, Engines } from './engines.js';
 
 // What a task kind is and what it gets: each kind is one file that calls defineKind with its
 // option schema and its run(). A kind depends on nothing above it: what it needs from the rest
@@ -38,6 +40,32 @@ export interface ProducedFile {
   /** Overrides the task's ref and default filename (secondary outputs such as a storyboard sprite). */
   ref?: string | null;
   filename?: string;
+  /** The file's own metadata (a track's language and the engines that made it). */
+  metadata?: Record<string, unknown>;
+}
+
+/** What kind of media a file is, as probing tells it (`file.kind` of inputs). */
+export type InputKind = 'video' | 'image' | 'audio';
+
+/** A provider model a kind may call: its endpoint (the outbound client, key, time limit) and model name. */
+export interface ProviderModel {
+  endpoint: ProviderEndpoint;
+  model: string;
+}
+
+/** The intelligence engines as a kind sees them (supplied by the worker pool). */
+export interface AiPorts {
+  /** The configured chat model (vision-capable), null when none is. */
+  chat: ProviderModel | null;
+  /** The configured speech-to-text model, null when none is. */
+  transcribe: ProviderModel | null;
+  /** What this process can run (the configuration and the local engines found), for the engine choice. */
+  engines(): Promise<Engines>;
+  /**
+   * The document of the newest completed speech task of this project on this input file, when its
+   * output file still exists (subtitles and the other kinds reuse it instead of transcribing again).
+   */
+  storedSpeech(): Promise<unknown>;
 }
 
 /** The task's input file, on local disk. */
@@ -69,6 +97,7 @@ export interface KindContext<O> {
   config: Pick<Config, 'limits' | 'publicUrl'>;
   /** The guarded outbound client (src/net). */
   outbound: Outbound;
+  ai: AiPorts;
   log: Logger;
   /** The task, its media and its input file as the API shows them (an http call's body, conditions' subject). */
   describe(): Promise<TaskSubject>;
@@ -90,12 +119,28 @@ export interface IngestedFile {
  * - `steps`: a workflow; the task waits while they run as child tasks.
  */
 export type KindResult =
-  { files: ProducedFile[] } | { output: unknown; results?: unknown } | { ingested: IngestedFile } | { steps: Step[] };
+  | { files: ProducedFile[]; results?: unknown; annotate?: MediaAnnotation }
+  | { output: unknown; results?: unknown }
+  | { ingested: IngestedFile }
+  | { steps: Step[] };
+
+/**
+ * A summary of an intelligence result written into the input's media, `metadata[key] = value`, in
+ * the transaction that completes the task (with a media.updated event), so later workflow steps
+ * and automations can test it with conditions (`metadata.nsfw.detected`).
+ */
+export interface MediaAnnotation {
+  key: string;
+  value: Record<string, unknown>;
+}
 
 /** What checks at creation may look up (supplied by services/tasks.ts). */
 export interface AdmitPorts {
   mediaExists(projectId: string, mediaId: string): Promise<boolean>;
 }
+
+/** Why a step's kind cannot run with these engines (each problem with its path); used by workflows. */
+export type StepRefusals = (kind: TaskKind, options: Record<string, unknown>, at: string) => Promise<ErrorDetail[]>;
 
 interface KindCommon<S extends TSchema> {
   kind: TaskKind;
@@ -105,11 +150,23 @@ interface KindCommon<S extends TSchema> {
   problems?(options: Static<S>, checks: StepChecks): ErrorDetail[];
   /** Checks at creation that need the project's data (an ingest into another project's media is a 404). */
   admit?(ports: AdmitPorts, projectId: string, options: Static<S>): Promise<void>;
+  /**
+   * Which engines the kind would run with: checked at creation (a refusal is a 422
+   * engine_unavailable naming what to set or install) and again when it runs.
+   */
+  engines?(options: Static<S>, engines: Engines): EnginePlan<EngineName>;
+  /** Engine refusals of the steps a kind contains (workflow), each with its path. */
+  stepRefusals?(options: Static<S>, steps: StepRefusals): Promise<ErrorDetail[]>;
 }
 
 /** A kind that works on a file of the project (given by file_id, or a url stored first). */
 interface FileKind<S extends TSchema> extends KindCommon<S> {
   needsInputFile: true;
+  /**
+   * The kinds of input the kind takes (absent: any). A file_id of another kind is a 400 at
+   * creation; a url input turns out its kind only when stored, and then fails with invalid_for_input.
+   */
+  inputKinds?: readonly InputKind[];
   /** Checks that need the input (an audio task on a file without audio); throws a permanent error. */
   check?(options: Static<S>, input: KindInput): void;
   run(ctx: KindContext<Static<S>>, input: KindInput): Promise<KindResult>;
@@ -136,8 +193,16 @@ export interface Kind {
   policy: RetryPolicy;
   needsInputFile: boolean;
   urlIsOption: boolean;
+  /** The input kinds it takes; null: any. */
+  inputKinds: readonly InputKind[] | null;
+  /** Whether it runs on intelligence engines (an engine choice is made for it). */
+  usesEngines: boolean;
   problems(options: unknown, checks: StepChecks): ErrorDetail[];
   admit(ports: AdmitPorts, projectId: string, options: unknown): Promise<void>;
+  /** The engine these options run with here (null: the kind uses no intelligence engine), e.g. for `mediad doctor`. */
+  plan(options: unknown, engines: Engines): EnginePlan<EngineName> | null;
+  /** Problems that make it unable to run here (engine_unavailable): its own engine, or its steps'. */
+  refusals(options: unknown, engines: () => Promise<Engines>, steps: StepRefusals): Promise<ErrorDetail[]>;
   run(ctx: RunContext, options: unknown, input: KindInput | null): Promise<KindResult>;
 }
 
@@ -160,16 +225,46 @@ export function defineKind<S extends TSchema>(def: KindDefinition<S>): Kind {
     policy: policyOf(def.kind),
     needsInputFile: def.needsInputFile,
     urlIsOption: !def.needsInputFile && def.urlIsOption === true,
+    inputKinds: def.needsInputFile ? (def.inputKinds ?? null) : null,
+    usesEngines: def.engines !== undefined,
     problems: (options, checks) => (validate(options) ? (def.problems?.(options, checks) ?? []) : []),
     admit: async (ports, projectId, options) => {
       if (def.admit) await def.admit(ports, projectId, checked(options));
+    },
+    plan: (options, engines) => (def.engines ? def.engines(checked(options), engines) : null),
+    refusals: async (options, engines, steps) => {
+      const o = checked(options);
+      const out: ErrorDetail[] = def.stepRefusals ? await def.stepRefusals(o, steps) : [];
+      if (def.engines) {
+        const plan = def.engines(o, await engines());
+        if ('refused' in plan) out.push({ field: engineField(o), message: plan.refused });
+      }
+      return out;
     },
     run: async (ctx, options, input) => {
       const o = checked(options);
       if (!def.needsInputFile) return def.run({ ...ctx, options: o });
       if (!input) throw new Error(`kind ${def.kind} runs on an input file and got none`);
+      if (def.inputKinds && !def.inputKinds.includes(input.probe.kind))
+        throw new MediaTransformError(
+          'invalid_for_input',
+          inputKindMessage(def.kind, def.inputKinds, input.probe.kind),
+        );
       def.check?.(o, input);
       return def.run({ ...ctx, options: o }, input);
     },
   };
+}
+
+/** A refusal names the `engine` option when one was asked for, else the kind. */
+function engineField(options: unknown): string {
+  return options !== null && typeof options === 'object' && 'engine' in options ? 'engine' : 'kind';
+}
+
+const article = (word: string) => (/^[aeiou]/.test(word) ? `an ${word}` : `a ${word}`);
+
+/** "speech takes audio or video; this file is an image". */
+export function inputKindMessage(kind: string, accepted: readonly string[], actual: string): string {
+  const list = accepted.length > 1 ? `${accepted.slice(0, -1).join(', ')} or ${accepted.at(-1)}` : accepted[0];
+  return `${kind} takes ${list}; this file is ${article(actual)}`;
 }

@@ -2,7 +2,6 @@ import path from 'node:path';
 import { Type } from 'typebox';
 import {
   DEFAULT_IMAGE_QUALITY,
-  MediaTransformError,
   defaultFrameTime,
   frameLimitError,
   grabVideoFrame,
@@ -37,13 +36,7 @@ export const imageKind = defineKind({
   kind: 'image',
   options: Options,
   needsInputFile: true,
-  check(_options, input) {
-    if (input.probe.kind === 'audio')
-      throw new MediaTransformError(
-        'invalid_for_input',
-        'an image task needs an image or a video, and this file is audio',
-      );
-  },
+  inputKinds: ['image', 'video'],
   async run(ctx, input) {
     const o = ctx.options;
     const fromVideo = input.probe.kind === 'video';

@@ -1,19 +1,36 @@
+import { isEngineUnavailableError, isProviderError } from '../ai/index.js';
 import { isAppError } from '../errors.js';
 import type { RetryPolicy } from './policies.js';
 
 // Which failures are worth another attempt. A source that timed out or did not answer,
 // a lost lease or an FFmpeg run that hit its time limit may pass next time; an
-// undecodable file or options that do not fit the input never will.
+// undecodable file or options that do not fit the input never will. An AI provider says
+// itself (ProviderError.transient): time-outs, 5xx, 429 and answers off the schema are retried,
+// a 4xx such as a bad key is not; a local engine that is not installed never appears by itself.
 const TRANSIENT_CODES = new Set(['source_unreachable', 'source_timeout', 'service_unavailable', 'internal_error']);
+
+/** The longest wait a provider's Retry-After may impose before the next attempt. */
+export const MAX_RETRY_AFTER_MS = 60 * 60 * 1000;
 
 export interface TaskFailure {
   code: string;
   message: string;
   transient: boolean;
+  /** The provider asked to wait this long (Retry-After) before trying again. */
+  retryAfterMs?: number;
 }
 
 export function classifyFailure(err: unknown): TaskFailure {
   if (isAppError(err)) return { code: err.code, message: err.message, transient: TRANSIENT_CODES.has(err.code) };
+  if (isProviderError(err)) {
+    return {
+      code: 'provider_failed',
+      message: err.message,
+      transient: err.transient,
+      ...(err.retryAfterMs !== undefined ? { retryAfterMs: Math.min(err.retryAfterMs, MAX_RETRY_AFTER_MS) } : {}),
+    };
+  }
+  if (isEngineUnavailableError(err)) return { code: 'engine_unavailable', message: err.message, transient: false };
   const e = err as { code?: unknown; reason?: unknown; message?: unknown };
   if (typeof e?.code === 'string' && ['no_audio_stream', 'invalid_for_input'].includes(e.code)) {
     return { code: e.code, message: String(e.message), transient: false };
@@ -32,4 +49,9 @@ export function classifyFailure(err: unknown): TaskFailure {
 export function backoffDelay(policy: RetryPolicy, attempt: number, random = Math.random): number {
   const base = policy.backoffMs * 2 ** Math.max(0, attempt - 1);
   return Math.round(base * (0.8 + 0.4 * random()));
+}
+
+/** The backoff, or the provider's Retry-After when that is longer. */
+export function retryDelay(policy: RetryPolicy, attempt: number, failure: TaskFailure, random = Math.random): number {
+  return Math.max(backoffDelay(policy, attempt, random), failure.retryAfterMs ?? 0);
 }

@@ -8,10 +8,11 @@ import { readCounter } from '../db/hot-reads.js';
 import { listPage, mapPage, type Page, type PageRequest } from '../db/paginate.js';
 import { transact } from '../db/transact.js';
 import { EVENT_TYPES, recordEvent } from '../events/record.js';
-import { stepChecks } from '../kinds/registry.js';
+import { kindEntry, stepChecks } from '../kinds/registry.js';
 import { toAutomationObject, type AutomationObject } from '../shapes/automations.js';
 import { validateConditions } from '../workflows/conditions.js';
 import { validateWorkflow } from '../workflows/steps.js';
+import { refuseWithoutEngines } from './tasks.js';
 
 type Scope = { projectId: string };
 
@@ -59,6 +60,9 @@ export async function createAutomation(
   input: AutomationInput & { trigger: TriggerInput; workflow: unknown[] },
 ): Promise<AutomationObject> {
   check(input);
+  // A step whose kind cannot run here (prompt without a chat model) is refused like POST /tasks.
+  if (input.workflow !== undefined)
+    await refuseWithoutEngines(deps, kindEntry('workflow')!, { workflow: input.workflow });
   return transact(deps.db, async (trx) => {
     const now = iso(deps.clock.now());
     const row: AutomationsTable = {
@@ -110,6 +114,9 @@ export async function updateAutomation(
   replace = false,
 ): Promise<AutomationObject> {
   check(input);
+  // A step whose kind cannot run here (prompt without a chat model) is refused like POST /tasks.
+  if (input.workflow !== undefined)
+    await refuseWithoutEngines(deps, kindEntry('workflow')!, { workflow: input.workflow });
   return transact(deps.db, async (trx) => {
     const now = iso(deps.clock.now());
     const changes: Partial<AutomationsTable> = { updated: now };

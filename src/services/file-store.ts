@@ -231,6 +231,7 @@ export interface OutputFile {
   folder: string;
   filename?: string;
   ref: string | null;
+  metadata?: Record<string, unknown>;
 }
 
 /** Stages task outputs into an existing media (all blobs first; the rows go in the caller's transaction). */
@@ -266,6 +267,7 @@ export async function stageOutputs(
               folder: p.out.folder,
               filename,
               ref: p.out.ref,
+              metadata: p.out.metadata,
               now,
             })
           ).file,

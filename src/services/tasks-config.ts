@@ -1,5 +1,6 @@
 import type { Kind } from '../kinds/define.js';
-import { implementedKinds, kindEntry } from '../kinds/registry.js';
+import type { EngineName, EnginePlan, Engines } from '../kinds/engines.js';
+import { defaultEngines, implementedKinds, kindEntry } from '../kinds/registry.js';
 
 // GET /tasks-config (the 0.8 SDK's tasks.getTaskConfig()): what each kind accepts, generated from
 // the kinds' own definitions — their option schemas (JSON Schema, as POST /tasks checks them), how
@@ -23,12 +24,20 @@ type JsonSchemaObject = { properties?: Record<string, Record<string, unknown>>; 
 /** A schema as plain JSON Schema: TypeBox keeps its own markers under symbols, which JSON drops. */
 const plain = (s: unknown): JsonSchemaObject => JSON.parse(JSON.stringify(s)) as JsonSchemaObject;
 
-export function kindConfig(k: Kind) {
+/** An intelligence kind's engine here: the one it runs with by default, or why it cannot run. */
+function engineInfo(plan: EnginePlan<EngineName> | undefined) {
+  if (!plan) return {};
+  return { engine: 'refused' in plan ? { unavailable: plan.refused } : { default: plan.plan } };
+}
+
+export function kindConfig(k: Kind, plan?: EnginePlan<EngineName>) {
   const schema = plain(k.options);
   const properties = schema.properties ?? {};
   return {
     kind: k.kind,
     input: inputMode(k),
+    ...(k.inputKinds ? { input_kinds: [...k.inputKinds] } : {}),
+    ...engineInfo(plan),
     options: properties,
     required: schema.required ?? [],
     ...(choices(properties.format) ? { formats: choices(properties.format) } : {}),
@@ -38,12 +47,13 @@ export function kindConfig(k: Kind) {
 }
 export type KindConfig = ReturnType<typeof kindConfig>;
 
-/** Every kind this mediad runs, by name. */
-export function tasksConfig(): Record<string, KindConfig> {
+/** Every kind this mediad runs, by name, with the engines this process has. */
+export function tasksConfig(engines: Engines): Record<string, KindConfig> {
+  const plans = defaultEngines(engines);
   const out: Record<string, KindConfig> = {};
   for (const kind of implementedKinds()) {
     const k = kindEntry(kind);
-    if (k) out[kind] = kindConfig(k);
+    if (k) out[kind] = kindConfig(k, plans[kind]);
   }
   return out;
 }

@@ -6,8 +6,9 @@ import type { Database, TasksTable, TaskStatus } from '../db/schema.js';
 import { readCounter } from '../db/hot-reads.js';
 import { listPage, mapPage, type Page, type PageRequest } from '../db/paginate.js';
 import { transact } from '../db/transact.js';
-import type { AdmitPorts } from '../kinds/define.js';
-import { implementedKinds, kindEntry, stepChecks } from '../kinds/registry.js';
+import type { AdmitPorts, Kind } from '../kinds/define.js';
+import { enginesOf } from '../kinds/engines.js';
+import { engineRefusals, implementedKinds, inputKindProblems, kindEntry, stepChecks } from '../kinds/registry.js';
 import { cancel, insertPending, pendingTasks } from '../queue/task-state.js';
 import { toFileObject } from '../shapes/files.js';
 import { fileSummary, toTaskObject, type TaskObject, type WorkflowChildSummary } from '../shapes/tasks.js';
@@ -103,8 +104,12 @@ export async function createTask(
       throw new AppError('not_found', `no file ${body.file_id} in this project`, {
         details: [{ field: 'file_id', message: 'not found' }],
       });
+    const wrongKind = inputKindProblems(kind, options, file.kind);
+    if (wrongKind.length > 0)
+      throw new AppError('validation_failed', wrongKind.map((p) => p.message).join('; '), { details: wrongKind });
     input = JSON.stringify(fileSummary(toFileObject(deps.config.publicUrl, file)));
   }
+  await refuseWithoutEngines(deps, kind, options);
 
   return transact(deps.db, async (trx) => {
     const cap = deps.config.quotas.pendingTasksPerProject;
@@ -134,6 +139,17 @@ export async function createTask(
     );
     return toTaskObject(row);
   });
+}
+
+/**
+ * A kind that cannot run with what is configured and installed (prompt without a chat model,
+ * speech without pocketsphinx or a speech provider) is refused now with what to set or install,
+ * never left to fail later; a workflow's steps likewise, with their paths.
+ */
+export async function refuseWithoutEngines(deps: Pick<Deps, 'config'>, kind: Kind, options: unknown): Promise<void> {
+  const refusals = await engineRefusals(kind, options, () => enginesOf(deps.config));
+  if (refusals.length === 0) return;
+  throw new AppError('engine_unavailable', refusals.map((r) => r.message).join('; '), { details: refusals });
 }
 
 export async function getTask(

@@ -5,6 +5,7 @@ import { transact } from '../db/transact.js';
 import type { KindInput, KindResult } from '../kinds/define.js';
 import { complete, wait } from '../queue/task-state.js';
 import { stageLocalFile, stageOutputs, type Staged } from '../services/file-store.js';
+import { annotateMedia } from '../services/intelligence.js';
 import { parseChain } from '../shapes/events.js';
 import type { FileObject } from '../shapes/files.js';
 import { fileSummary, type TaskTarget } from '../shapes/tasks.js';
@@ -12,8 +13,8 @@ import { advance, startSteps } from '../workflows/runner.js';
 
 /**
  * Ends a task with what its kind produced, in one transaction opened here: the output files'
- * rows (their blobs staged first), the task's completion with its event and webhook, and the
- * next workflow steps. A failed transaction leaves no row and abandons the staged blobs; a lost
+ * rows (their blobs staged first), the summary an intelligence kind writes into the media's
+ * metadata, the task's completion with its event and webhook, and the next workflow steps. A failed transaction leaves no row and abandons the staged blobs; a lost
  * lease (the task was cancelled or taken over meanwhile) rolls everything back.
  */
 export async function applyResult(
@@ -43,13 +44,19 @@ export async function applyResult(
     return;
   }
   const staged = await stage(deps, task, target, input, result);
+  const annotate = 'annotate' in result ? result.annotate : undefined;
+  const results = 'files' in result ? result.results : undefined;
   try {
     await transact(deps.db, async (trx) => {
       const [output] = await staged.insert(trx);
       if (!output) throw new Error('a task stored no output file');
+      if (annotate) {
+        const scope = { projectId: task.project_id, chain: parseChain(task.chain) };
+        await annotateMedia(deps, trx, scope, output.media_id, annotate, now());
+      }
       await advance(
         trx,
-        await complete(trx, task, { outputFileId: output.id, output: fileSummary(output) }, now()),
+        await complete(trx, task, { outputFileId: output.id, output: fileSummary(output), results }, now()),
         now(),
       );
     });
@@ -87,6 +94,7 @@ async function stage(
       // files[0] is the task's output: the task's filename and ref; further files name their own.
       filename: i === 0 ? (target.filename ?? f.filename) : f.filename,
       ref: f.ref !== undefined ? f.ref : i === 0 ? (target.ref ?? null) : null,
+      metadata: f.metadata,
     })),
   );
 }

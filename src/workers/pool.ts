@@ -12,7 +12,7 @@ import { kindEntry } from '../kinds/registry.js';
 import { observeTask } from '../metrics/registry.js';
 import { Poller } from '../poller.js';
 import { policyOf } from '../queue/policies.js';
-import { backoffDelay, classifyFailure } from '../queue/retry.js';
+import { classifyFailure, retryDelay } from '../queue/retry.js';
 import { claim, expiredLeases, fail, heartbeat, LeaseLostError, release } from '../queue/task-state.js';
 import { findFileRow } from '../services/files.js';
 import { findMedia } from '../services/media.js';
@@ -20,6 +20,7 @@ import { toFileObject, toMediaObject } from '../shapes/files.js';
 import { toTaskObject, type TaskTarget } from '../shapes/tasks.js';
 import { signals, TASK_CANCELLED, TASK_READY } from '../signals.js';
 import { advance } from '../workflows/runner.js';
+import { AiEngines } from './ai-ports.js';
 import { resolveInput } from './input.js';
 import { applyResult } from './outcome.js';
 
@@ -62,12 +63,14 @@ export class WorkerPool {
   readonly owner = `${os.hostname()}:${process.pid}:${randomBase62(6)}`;
   private readonly running = new Map<string, AbortController>();
   private readonly poller: Poller;
+  private readonly ai: AiEngines;
   private readonly onCancel = (id: string) => this.running.get(id)?.abort(new StopReason('cancelled'));
 
   constructor(
     private readonly deps: Deps,
     private readonly opts: PoolOptions,
   ) {
+    this.ai = new AiEngines(deps);
     this.poller = new Poller({
       signal: TASK_READY,
       pollMs: opts.pollMs,
@@ -92,6 +95,7 @@ export class WorkerPool {
     while (this.running.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     for (const c of this.running.values()) c.abort(new StopReason('shutdown'));
     while (this.running.size > 0) await new Promise((r) => setTimeout(r, 20));
+    await this.ai.close();
   }
 
   get busy(): number {
@@ -173,6 +177,7 @@ export class WorkerPool {
         log,
         config: deps.config,
         outbound: deps.outbound,
+        ai: this.ai.ports(input),
         describe: () => this.describe(task, input),
         progress: (p) => {
           progress = Math.max(progress ?? 0, Math.min(99, Math.round(p)));
@@ -230,7 +235,8 @@ export class WorkerPool {
     const failure = classifyFailure(reason ?? err);
     if (failure.code === 'internal_error') log.error({ err }, 'task failed');
     if (failure.transient && task.attempts < task.max_attempts) {
-      const delay = backoffDelay(policyOf(task.kind), task.attempts);
+      // The kind's backoff, or longer when a provider said when to come back (Retry-After).
+      const delay = retryDelay(policyOf(task.kind), task.attempts, failure);
       await release(this.deps.db, task, new Date(now.getTime() + delay), now, {
         code: failure.code,
         message: failure.message,

@@ -6,7 +6,8 @@ import { stepKind, stepOptions, stepTarget, type Step } from './steps.js';
 
 // Workflow runs as tasks: the parent waits while its children run. Top-level steps start
 // together; a step's `next` steps start when it completes, on its output file (a
-// conditions step passes its own input on, and only when all conditions held). The
+// conditions step, or a step whose output is a track or an intelligence document, passes its
+// own input on; a conditions step only when all conditions held). The
 // parent ends when its last child does. All of it happens in the transactions that
 // end each child, so a crash never leaves a step started twice or a parent forgotten.
 
@@ -42,6 +43,14 @@ export async function startSteps(
   }
 }
 
+const MEDIA_KINDS = new Set(['video', 'image', 'audio']);
+
+/** Whether a task's output (a file summary, as JSON text) is a video, image or audio file. */
+function isMediaOutput(output: string | null): boolean {
+  const parsed: unknown = output ? JSON.parse(output) : null;
+  return parsed !== null && typeof parsed === 'object' && 'kind' in parsed && MEDIA_KINDS.has(String(parsed.kind));
+}
+
 /** After a task ended (in the transaction that ended it): start its next steps, then end its workflow if nothing is left. */
 export async function advance(trx: Kysely<Database>, child: TasksTable, now: string): Promise<void> {
   if (!child.parent_id) return;
@@ -54,8 +63,11 @@ export async function advance(trx: Kysely<Database>, child: TasksTable, now: str
   const step = child.step ? (JSON.parse(child.step) as Step) : null;
   const results = child.results ? (JSON.parse(child.results) as { continue?: boolean }) : null;
   if (child.status === 'completed' && step?.next?.length && results?.continue !== false) {
-    const inputId = child.output_file_id ?? child.input_file_id;
-    const input = child.output_file_id ? child.output : child.input;
+    // A track or an intelligence document (subtitles, nsfw scores) is not media to work on:
+    // the steps after it run on the same input, as after a conditions step.
+    const onOutput = child.output_file_id !== null && isMediaOutput(child.output);
+    const inputId = onOutput ? child.output_file_id : child.input_file_id;
+    const input = onOutput ? child.output : child.input;
     await startSteps(trx, parent, step.next, inputId, input, now);
   }
 

@@ -203,7 +203,7 @@ describe('workflow tasks', () => {
     const byKind = Object.fromEntries(kids.map((k: any) => [k.kind, k]));
     assert.equal(byKind.image.status, 'completed');
     assert.equal(byKind.audio.error_code, 'no_audio_stream');
-    assert.equal(byKind.speech.error_code, 'kind_not_supported', 'unimplemented step kinds fail visibly');
+    assert.equal(byKind.speech.error_code, 'no_audio_stream', 'a step that cannot work on its input fails visibly');
     assert.match(done.error, new RegExp(byKind.audio.id));
     assert.match(done.error, new RegExp(byKind.speech.id));
   });

@@ -158,6 +158,7 @@ function sample(name: string, schema: any): unknown {
     preset: 'veryfast',
     media_id: undefined,
     background: '#112233',
+    language: 'en',
   };
   if (name in examples) return examples[name];
   if (Array.isArray(schema.enum)) return schema.enum[0];
@@ -175,6 +176,14 @@ describe('GET /tasks-config', () => {
     assert.ok(config.video.codecs.includes('av1'));
     assert.equal(config.ingest.input, 'url');
     assert.equal(config.http.input, 'none');
+    assert.deepEqual(config.speech.input_kinds, ['audio', 'video']);
+    assert.deepEqual(
+      config.speech.engine,
+      { default: 'local' },
+      'pocketsphinx is installed, no provider is configured',
+    );
+    assert.match(config.prompt.engine.unavailable, /MEDIAD_AI_CHAT_MODEL/);
+    assert.equal(config.video.engine, undefined, 'the transform kinds use no intelligence engine');
     const video = (await t.call('POST', '/files', { key, body: { url: origin.url('/fixtures/video-mp4') } })).json.data;
     for (const [kind, c] of Object.entries<any>(config)) {
       const input =
@@ -185,6 +194,13 @@ describe('GET /tasks-config', () => {
             : {};
       const base: Record<string, unknown> = { kind, ...input };
       for (const name of c.required) base[name] = sample(name, c.options[name]);
+      if (c.engine?.unavailable) {
+        // Listed with why it cannot run here, and refused for that reason at creation.
+        const refused = await t.call('POST', '/tasks', { key, body: base });
+        assert.equal(refused.status, 422, `${kind}: ${refused.text}`);
+        assert.equal(refused.json.error.code, 'engine_unavailable');
+        continue;
+      }
       const plain = await t.call('POST', '/tasks', { key, body: base });
       assert.equal(plain.status, 201, `${kind} with its required options: ${plain.text}`);
       for (const [name, schema] of Object.entries<any>(c.options)) {

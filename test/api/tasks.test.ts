@@ -84,7 +84,7 @@ describe('POST /tasks: bad input gets a clear 4xx and creates nothing', () => {
       [{ kind: 'ingest', file_id: 'file_x' }, 400, 'validation_failed'],
       [{ kind: 'ingest', url: origin.url('/x'), width: 10 }, 400, 'validation_failed'],
       [{ kind: 'ingest', url: 'not a url' }, 400, 'validation_failed'],
-      [{ kind: 'speech', url: origin.url('/x') }, 422, 'kind_not_supported'],
+      [{ kind: 'prompt', url: origin.url('/x'), prompt: 'What is shown?' }, 422, 'engine_unavailable'],
     ];
     for (const [body, status, code] of cases) {
       const res = await post(body);

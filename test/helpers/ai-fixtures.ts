@@ -188,3 +188,10 @@ export async function sceneVideo(scenes: readonly Scene[], cardSeconds = 2, cont
     duration: scenes.length * sceneSeconds,
   };
 }
+
+/** `wav` played `times` times in a row (a long input for progress and cancellation), 16 kHz mono WAV. */
+export function loopedWav(wav: string, times: number): Promise<string> {
+  return cached('looped', 'wav', `${wav} x${times}`, (out) =>
+    ffmpeg(['-stream_loop', String(times - 1), '-i', wav, '-ac', '1', '-ar', '16000', '-c:a', 'pcm_s16le', out]),
+  );
+}

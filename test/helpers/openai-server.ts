@@ -27,6 +27,8 @@ export interface OpenAiServer {
   requests: RecordedRequest[];
   /** The JSON text the next chat completions answer carries as message content (default `{}`). */
   chatContent: string;
+  /** When set, the message content of each chat answer, from the request body (overrides chatContent). */
+  chat?: (body: any) => string;
   /** Scripted answers, used first-in first-out before the default behaviour. */
   script: Map<string, Scripted[]>;
   /** Builds the verbose_json answer of a transcription from the uploaded audio. */
@@ -107,7 +109,7 @@ export async function startOpenAiServer(): Promise<OpenAiServer> {
           {
             index: 0,
             finish_reason: 'stop',
-            message: { role: 'assistant', content: state.chatContent, refusal: null },
+            message: { role: 'assistant', content: state.chat ? state.chat(json) : state.chatContent, refusal: null },
           },
         ],
         usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },

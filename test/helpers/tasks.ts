@@ -9,6 +9,7 @@ export async function waitForTask(
   id: string,
   statuses: string[] = [...FINAL],
   timeoutMs = 60_000,
+  pollMs = 25,
 ): Promise<any> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -16,6 +17,6 @@ export async function waitForTask(
     if (res.status !== 200) throw new Error(`GET /tasks/${id} answered ${res.status}: ${res.text}`);
     if (statuses.includes(res.json.data.status)) return res.json.data;
     if (Date.now() > deadline) throw new Error(`task ${id} still ${res.json.data.status} after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 25));
+    await new Promise((r) => setTimeout(r, pollMs));
   }
 }

@@ -115,6 +115,25 @@ async function load(): Promise<NsfwModel> {
   };
 }
 
+const PARTS = [
+  'nsfwjs/models/mobilenet_v2',
+  '@tensorflow/tfjs-core',
+  '@tensorflow/tfjs-layers',
+  '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm.wasm',
+];
+
+/** The npm packages the model needs that cannot be found (empty when all are installed); loads nothing. */
+export function missingNsfwPackages(): string[] {
+  return PARTS.filter((p) => {
+    try {
+      require.resolve(p);
+      return false;
+    } catch {
+      return true;
+    }
+  });
+}
+
 /** The warm model; the first call loads it (about 0.5–1 s), later calls share it. */
 export function nsfwModel(): Promise<NsfwModel> {
   loading ??= load().catch((err: unknown) => {

@@ -40,6 +40,10 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   headers_too_large: 'The request line and headers are over 16 KiB.',
   internal_error: 'Something failed on the server; it is logged with the request id.',
   service_unavailable: 'The database or storage does not answer.',
+  engine_unavailable:
+    'The kind cannot run with the engines this mediad has (an AI provider not configured, a local engine not installed); the message says what to set or install.',
+  provider_failed:
+    'The AI provider timed out, answered an error, or answered off the requested schema (a task error; retried per the kind unless the refusal was final).',
 };
 
 /** The catalogue as a Markdown table: status, code, meaning. */
