@@ -25,12 +25,20 @@ import { automationRoutes } from './api/automations.js';
 import { eventsRoutes } from './api/events.js';
 import { webhooksRoutes } from './api/webhooks.js';
 import { keysRoutes } from './api/keys.js';
+import { operationsRoutes } from './api/operations.js';
+import { requestsRoutes } from './api/requests.js';
+import { Recorder } from './services/recorder.js';
 import { accountRoutes } from './api/accounts.js';
+import { oidcRoutes } from './api/oidc.js';
+import { adminRoutes } from './api/admin.js';
 import { registerOpenApi } from './api/docs/openapi.js';
 import { docsRoutes } from './api/docs/routes.js';
+import { webAppRoutes } from './api/web-app.js';
 
 export interface AppOptions {
   serverFactory?: FastifyServerFactory;
+  /** Where the built web application is (default: dist/web of this package). */
+  webRoot?: string;
 }
 
 /** The Fastify application without a listener, so tests and the server share it. */
@@ -54,6 +62,10 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   registerErrorHandling(app);
   registerRepresentation(app);
   const addMissingMethods = trackMethods(app);
+  // The request log and bytes delivered, buffered and written in batches off the request path.
+  const recorder = new Recorder(deps);
+  recorder.start();
+  app.addHook('onClose', async () => recorder.stop());
 
   const publicHost = new URL(deps.config.publicUrl).host;
   app.addHook('onRequest', async (req, reply) => {
@@ -80,6 +92,17 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     // The route pattern (never the raw URL) labels metrics; the log line has both.
     const route = req.routeOptions.url ?? UNMATCHED_ROUTE;
     observeRequest(req.method, route, reply.statusCode, reply.elapsedTime);
+    // Requests that reached a project (a key, a session, a signed upload) go to its request log.
+    if (req.auth)
+      recorder.record({
+        id: req.id,
+        auth: req.auth,
+        method: req.method,
+        route: req.routeOptions.url ?? null,
+        url: req.url,
+        status: reply.statusCode,
+        ms: reply.elapsedTime,
+      });
     req.log.info(
       { method: req.method, route, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
       'request',
@@ -89,13 +112,16 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   // Before the routes: it documents them as they are added.
   await registerOpenApi(app, deps);
   await app.register(docsRoutes, { deps });
+  await app.register(webAppRoutes, { deps, ...(opts.webRoot ? { root: opts.webRoot } : {}) });
   await app.register(healthRoutes, { deps });
-  await app.register(deliveryRoutes, { deps });
+  await app.register(deliveryRoutes, { deps, recorder });
   await app.register(metricsRoutes, { deps });
   // People (sign-in, their account and organisations) act on no project: outside its authentication.
   await app.register(async (people) => {
     jsonOnlyScope(people);
     await people.register(accountRoutes, { deps });
+    await people.register(oidcRoutes, { deps });
+    await people.register(adminRoutes, { deps });
   });
   await app.register(async (api) => {
     registerAuth(api, deps, createRateLimiter(deps)); // the limiter counts per key or user, after auth
@@ -110,6 +136,8 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     await api.register(eventsRoutes, { deps });
     await api.register(webhooksRoutes, { deps });
     await api.register(keysRoutes, { deps });
+    await api.register(operationsRoutes, { deps });
+    await api.register(requestsRoutes, { deps });
   });
   addMissingMethods();
   return app;

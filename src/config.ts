@@ -55,6 +55,8 @@ export interface Config {
   rateLimitPerMinute: number;
   /** Bearer token for GET /metrics; without one, /metrics answers loopback clients only. */
   metricsToken: string | null;
+  /** The request log (services/recorder.ts): on or off, and how long rows stay (whichever limit comes first). */
+  requestLog: { enabled: boolean; days: number; maxRows: number };
   /** Limits that keep one project (or one automation loop) from taking every worker and the disk. */
   quotas: {
     /** Tasks a project may have pending; POST /tasks beyond it answers 429 too_many_tasks. 0: no limit. */
@@ -73,6 +75,17 @@ export interface Config {
     /** Sign-in attempts per minute, per account and per client address. */
     signInPerMinutePerAccount: number;
     signInPerMinutePerAddress: number;
+    /** POST /auth/sign-in with an email and password (MEDIAD_PASSWORD_SIGN_IN); off when people sign in with OIDC only. */
+    passwordSignIn: boolean;
+  };
+  /** Sign-in with an OpenID Connect provider; null when MEDIAD_OIDC_ISSUER is not set. */
+  oidc: OidcConfig | null;
+  /** Administration: invitations and the audit log. */
+  admin: {
+    /** How long an invitation link works. */
+    invitationMs: number;
+    /** Audit records older than this many days are pruned. */
+    auditDays: number;
   };
   /** The OpenAI-compatible provider of the intelligence kinds; each part null when not configured. */
   ai: AiConfig;
@@ -102,6 +115,20 @@ export interface AiConfig {
    * CPU may take about as long as the audio).
    */
   timeoutMs: number | null;
+}
+
+export interface OidcConfig {
+  /** The issuer identifier; its /.well-known/openid-configuration is read at the first sign-in. */
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  /** What the sign-in page's button says: "Sign in with <name>". */
+  name: string;
+  /** Make a user for a verified email that has none (else only existing users sign in). */
+  autoCreate: boolean;
+  /** A user made at sign-in joins this organisation (an id or a name) with this role. */
+  defaultOrg: string | null;
+  defaultRole: 'viewer' | 'member' | 'admin';
 }
 
 export class ConfigError extends Error {
@@ -186,6 +213,11 @@ export function loadConfig(env: Env = process.env): Config {
     redisUrl: env.MEDIAD_REDIS_URL || null,
     rateLimitPerMinute: read.int('MEDIAD_RATE_LIMIT_PER_MINUTE', 1200, 0, 10_000_000),
     metricsToken: env.MEDIAD_METRICS_TOKEN || null,
+    requestLog: {
+      enabled: read.bool('MEDIAD_REQUEST_LOG', true),
+      days: read.int('MEDIAD_REQUEST_LOG_DAYS', 7, 1, 3650),
+      maxRows: read.int('MEDIAD_REQUEST_LOG_MAX_ROWS', 100_000, 1, 100_000_000),
+    },
     quotas: {
       pendingTasksPerProject: read.int('MEDIAD_MAX_PENDING_TASKS', 1000, 0, 10_000_000),
       automationChainDepth: read.int('MEDIAD_AUTOMATION_MAX_DEPTH', 3, 1, 20),
@@ -196,11 +228,19 @@ export function loadConfig(env: Env = process.env): Config {
       passwordLogN: read.int('MEDIAD_PASSWORD_SCRYPT_LOG_N', 17, 14, 20),
       signInPerMinutePerAccount: read.int('MEDIAD_SIGN_IN_PER_MINUTE', 5, 1, 1000),
       signInPerMinutePerAddress: read.int('MEDIAD_SIGN_IN_PER_MINUTE_PER_ADDRESS', 20, 1, 10_000),
+      passwordSignIn: read.bool('MEDIAD_PASSWORD_SIGN_IN', true),
+    },
+    oidc: parseOidc(env, read, problems),
+    admin: {
+      invitationMs: Math.round(read.number('MEDIAD_INVITATION_HOURS', 72, 0.0001, 24 * 365) * 3600_000),
+      auditDays: read.int('MEDIAD_AUDIT_DAYS', 365, 1, 36_500),
     },
     ai: parseAi(env, read, problems),
     crashAt: env.MEDIAD_CRASH_AT || null,
   };
   problems.push(...privateProviderProblems(config));
+  if (!config.accounts.passwordSignIn && !config.oidc)
+    problems.push('MEDIAD_PASSWORD_SIGN_IN=false needs MEDIAD_OIDC_ISSUER: otherwise nobody can sign in');
 
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
@@ -256,6 +296,49 @@ function parseAi(env: Env, read: EnvReader, problems: string[]): AiConfig {
     transcribe: transcribeBase && transcribeModel ? { baseUrl: transcribeBase, model: transcribeModel } : null,
     apiKey,
     timeoutMs: timeoutSeconds > 0 ? timeoutSeconds * 1000 : null,
+  };
+}
+
+function parseOidc(env: Env, read: EnvReader, problems: string[]): OidcConfig | null {
+  const raw = env.MEDIAD_OIDC_ISSUER?.trim();
+  const clientId = env.MEDIAD_OIDC_CLIENT_ID?.trim() ?? '';
+  const clientSecret = env.MEDIAD_OIDC_CLIENT_SECRET ?? '';
+  const defaultOrg = env.MEDIAD_OIDC_DEFAULT_ORG?.trim() || null;
+  const defaultRole = read.oneOf('MEDIAD_OIDC_DEFAULT_ROLE', 'viewer', ['viewer', 'member', 'admin'] as const);
+  if (!raw) {
+    for (const name of ['MEDIAD_OIDC_CLIENT_ID', 'MEDIAD_OIDC_CLIENT_SECRET', 'MEDIAD_OIDC_DEFAULT_ORG'])
+      if (env[name]) problems.push(`${name} is set but MEDIAD_OIDC_ISSUER is not`);
+    return null;
+  }
+  let issuer: URL | null = null;
+  try {
+    issuer = new URL(raw);
+  } catch {
+    problems.push(
+      `MEDIAD_OIDC_ISSUER must be the provider's issuer URL, e.g. https://accounts.example.com, got "${raw}"`,
+    );
+  }
+  if (issuer) {
+    const host = issuer.hostname.replace(/^\[|\]$/g, '');
+    const loopback = host === 'localhost' || classifyAddress(host) === 'loopback';
+    // Plain HTTP only to this machine (a provider beside mediad, the tests): elsewhere tokens would cross the network in clear.
+    if (issuer.protocol !== 'https:' && !(issuer.protocol === 'http:' && loopback))
+      problems.push(`MEDIAD_OIDC_ISSUER must be an https:// URL (http:// only on a loopback address), got "${raw}"`);
+    if (issuer.username || issuer.password || issuer.search || issuer.hash)
+      problems.push('MEDIAD_OIDC_ISSUER must be a plain issuer URL (no credentials, query or fragment)');
+  }
+  if (!clientId) problems.push('MEDIAD_OIDC_ISSUER is set: set MEDIAD_OIDC_CLIENT_ID too');
+  if (!clientSecret) problems.push('MEDIAD_OIDC_ISSUER is set: set MEDIAD_OIDC_CLIENT_SECRET too');
+  if (env.MEDIAD_OIDC_DEFAULT_ROLE && !defaultOrg)
+    problems.push('MEDIAD_OIDC_DEFAULT_ROLE needs MEDIAD_OIDC_DEFAULT_ORG (the organisation new users join)');
+  return {
+    issuer: raw,
+    clientId,
+    clientSecret,
+    name: env.MEDIAD_OIDC_NAME?.trim() || 'single sign-on',
+    autoCreate: read.bool('MEDIAD_OIDC_AUTO_CREATE', false),
+    defaultOrg,
+    defaultRole,
   };
 }
 
@@ -331,6 +414,18 @@ class EnvReader {
     const n = Number(v);
     if (!Number.isSafeInteger(n) || n < min || n > max) {
       this.problems.push(`${name} must be a whole number from ${min} to ${max}, got "${v}"`);
+      return fallback;
+    }
+    return n;
+  }
+
+  /** A number with a fraction allowed (e.g. hours: 0.5). */
+  number(name: string, fallback: number, min: number, max: number): number {
+    const v = this.env[name];
+    if (v === undefined || v === '') return fallback;
+    const n = Number(v);
+    if (!/^\d+(\.\d+)?$/.test(v) || n < min || n > max) {
+      this.problems.push(`${name} must be a number from ${min} to ${max}, got "${v}"`);
       return fallback;
     }
     return n;

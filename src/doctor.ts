@@ -14,6 +14,7 @@ import {
 import type { Config } from './config.js';
 import type { Engines } from './kinds/engines.js';
 import { defaultEngines } from './kinds/registry.js';
+import { toolVersion } from './media/index.js';
 import { createGuardedClient } from './net/index.js';
 
 export interface ProviderCheck extends ProviderStatus {
@@ -23,7 +24,15 @@ export interface ProviderCheck extends ProviderStatus {
   model_listed: boolean;
 }
 
+/** FFmpeg and ffprobe as this process runs them (MEDIAD_FFMPEG_PATH, MEDIAD_FFPROBE_PATH). */
+export interface ToolCheck {
+  tool: 'ffmpeg' | 'ffprobe';
+  found: boolean;
+  version: string | null;
+}
+
 export interface DoctorReport {
+  tools: ToolCheck[];
   local: EngineStatus[];
   provider: ProviderCheck[];
   /** Kind → the engine it runs with by default here, or why it cannot run. */
@@ -70,15 +79,32 @@ async function checkProvider(config: Config): Promise<ProviderCheck[]> {
   }
 }
 
-export async function doctor(config: Config): Promise<DoctorReport> {
-  const [speech, ocr, scenes, nsfw] = await Promise.all([
+async function checkTools(config: Config): Promise<ToolCheck[]> {
+  const bins = { ffmpeg: config.ffmpegPath, ffprobe: config.ffprobePath };
+  return Promise.all(
+    (['ffmpeg', 'ffprobe'] as const).map(async (tool) => {
+      const version = await toolVersion(bins[tool], ['-version'], new RegExp(`${tool} version (\\S+)`));
+      return { tool, found: version !== null, version };
+    }),
+  );
+}
+
+/**
+ * The report. `loadNsfw` (default true) loads the NSFW model to prove it runs; GET /system passes
+ * false and reports whether this process has loaded it.
+ */
+export async function doctor(config: Config, opts: { loadNsfw?: boolean } = {}): Promise<DoctorReport> {
+  const [tools, speech, ocr, scenes, nsfw] = await Promise.all([
+    checkTools(config),
     speechEngineStatus(),
     ocrEngineStatus(),
     sceneEngineStatus(),
-    nsfwEngineStatus({ load: true }),
+    nsfwEngineStatus({ load: opts.loadNsfw ?? true }),
   ]);
   const problems: string[] = [];
   const warnings: string[] = [];
+  for (const t of tools)
+    if (!t.found) problems.push(`${t.tool}: not found (install FFmpeg or set MEDIAD_${t.tool.toUpperCase()}_PATH)`);
   // Installed but unusable is broken; not installed at all is a choice (or a provider covers it).
   for (const s of [speech, ocr]) {
     if (s.found) continue;
@@ -105,12 +131,14 @@ export async function doctor(config: Config): Promise<DoctorReport> {
   const kinds: Record<string, string> = {};
   for (const [name, plan] of Object.entries(defaultEngines(engines)))
     kinds[name] = 'refused' in plan ? `unavailable: ${plan.refused}` : plan.plan;
-  return { local: [speech, ocr, scenes, nsfw], provider, kinds, problems, warnings };
+  return { tools, local: [speech, ocr, scenes, nsfw], provider, kinds, problems, warnings };
 }
 
 /** The report as text for a terminal. */
 export function formatDoctor(r: DoctorReport): string {
-  const lines = ['Local engines'];
+  const lines = ['Media tools'];
+  for (const t of r.tools) lines.push(`  ${t.tool.padEnd(14)} ${t.found ? `found  ${t.version}` : 'NOT FOUND'}`);
+  lines.push('', 'Local engines');
   for (const s of r.local) {
     const facts = [s.found ? 'found' : 'NOT FOUND', s.version, s.model ? `model ${s.model}` : null].filter(Boolean);
     lines.push(`  ${s.engine.padEnd(14)} ${facts.join('  ')}${s.message ? `  (${s.message})` : ''}`);

@@ -8,12 +8,16 @@ export const ERROR_CATALOGUE = {
   idempotency_key_invalid: 400,
   unsupported_version: 400,
   https_required: 400,
+  /** A deletion without the typed confirmation: `confirm` must be the exact name. */
+  confirmation_required: 400,
   unauthorized: 401,
   invalid_credentials: 401,
   forbidden: 403,
   insufficient_scope: 403,
   insufficient_role: 403,
   csrf_failed: 403,
+  /** MEDIAD_PASSWORD_SIGN_IN=false: people sign in with the OpenID Connect provider. */
+  password_sign_in_disabled: 403,
   signature_invalid: 403,
   signature_expired: 403,
   not_found: 404,
@@ -22,6 +26,11 @@ export const ERROR_CATALOGUE = {
   conflict: 409,
   file_conflict: 409,
   idempotency_request_in_progress: 409,
+  /** The change would leave an organisation without an owner. */
+  last_owner: 409,
+  invitation_used: 409,
+  invitation_expired: 410,
+  invitation_revoked: 410,
   payload_too_large: 413,
   unsupported_media_type: 415,
   range_not_satisfiable: 416,
@@ -77,3 +86,24 @@ export class AppError extends Error {
 export function isAppError(err: unknown): err is AppError {
   return err instanceof AppError;
 }
+
+/**
+ * Why a sign-in with the OpenID Connect provider failed. The callback is a browser navigation, so
+ * these are not error envelopes: the browser is sent to /app/sign-in?error=<code>, and the sign-in
+ * page says what the message here says.
+ */
+export const OIDC_SIGN_IN_ERRORS = {
+  oidc_not_configured: 'Sign-in with an OpenID Connect provider is not set up on this server.',
+  oidc_provider_unreachable: 'The sign-in provider could not be reached; try again later.',
+  oidc_state_missing: 'The sign-in took too long or was started in another browser; start again.',
+  oidc_state_mismatch: 'The answer of the sign-in provider does not belong to this sign-in; start again.',
+  oidc_denied: 'The sign-in provider did not sign you in.',
+  oidc_invalid_response: 'The sign-in provider answered something that could not be verified.',
+  oidc_email_missing: 'The sign-in provider did not share an email address.',
+  oidc_email_unverified: 'The sign-in provider has not verified your email address.',
+  oidc_unknown_user: 'No account has this email address; ask an administrator to add you.',
+  oidc_account_disabled: 'This account is disabled.',
+  oidc_failed: 'The sign-in failed; try again, and tell an administrator if it goes on.',
+} as const;
+
+export type OidcSignInError = keyof typeof OIDC_SIGN_IN_ERRORS;

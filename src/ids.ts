@@ -40,12 +40,28 @@ export const ID_PREFIXES = {
   request: 'req_',
   user: 'usr_',
   session: 'ses_',
+  invitation: 'inv_',
+  audit: 'aud_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;
 
+/** `n` as `width` base62 digits: BASE62 is in ASCII order, so these sort as the numbers do. */
+function base62Fixed(n: number, width: number): string {
+  let out = '';
+  for (let i = 0; i < width; i++) {
+    out = BASE62[n % 62] + out;
+    n = Math.floor(n / 62);
+  }
+  return out;
+}
+
 export function newId(kind: IdKind): string {
-  return ID_PREFIXES[kind] + randomBase62(kind === 'request' ? 20 : 16);
+  // A request id starts with the time in ms (8 digits: until the year 8900) then 12 random
+  // characters (71 bits): ids made later sort later, so the request log's index on them is
+  // appended to rather than written at random places (services/recorder.ts).
+  if (kind === 'request') return ID_PREFIXES.request + base62Fixed(Date.now(), 8) + randomBase62(12);
+  return ID_PREFIXES[kind] + randomBase62(16);
 }
 
 export function hasPrefix(id: string, kind: IdKind): boolean {

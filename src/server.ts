@@ -18,6 +18,7 @@ import { newSetupToken } from './services/users.js';
 import { WorkerPool } from './workers/pool.js';
 import { WebhookDeliverer } from './webhooks/deliverer.js';
 import { EventDispatcher } from './events/dispatcher.js';
+import { Housekeeper } from './services/purge.js';
 import { automationConsumer } from './services/automation-runs.js';
 import { endpointConsumer } from './webhooks/fanout.js';
 
@@ -222,9 +223,13 @@ export function startBackground(runtime: Runtime, config: Config, workerRole = f
   deliverer.start();
   const dispatcher = new EventDispatcher(runtime.deps, [automationConsumer, endpointConsumer], 250);
   dispatcher.start();
+  // Deleted projects wait a lease before their purge: a task or request that began before the deletion has ended.
+  const housekeeper = new Housekeeper(runtime.deps, config.workers.leaseMs);
+  housekeeper.start();
   return {
     pool,
     async stop() {
+      await housekeeper.stop();
       await dispatcher.stop();
       await pool?.stop();
       await deliverer.stop();

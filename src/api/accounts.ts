@@ -2,22 +2,17 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
-import { iso } from '../deps.js';
 import { arrayPage } from '../db/paginate.js';
+import { AppError } from '../errors.js';
 import { refuseCrossSite, requireSession, sessionToken, type SessionAuth } from '../http/auth.js';
 import { listBody, objectBody } from '../http/envelope.js';
 import { createSignInLimiter } from '../http/rate-limit.js';
 import { IdParams, errorResponses, listEnvelope, objectEnvelope, plainPageQuery } from '../http/schemas.js';
 import { createOrgProject, listOrgProjects, listOrgs, memberships } from '../services/orgs.js';
-import {
-  endSession,
-  endUserSessions,
-  findSession,
-  listSessions,
-  revokeSession,
-  SESSION_COOKIE,
-} from '../services/sessions.js';
-import { changePassword, setUp, setupRequired, signIn, toUserObject, updateAccount } from '../services/users.js';
+import { userActor } from '../services/audit.js';
+import { findSession, listSessions, revokeSession, SESSION_COOKIE } from '../services/sessions.js';
+import { changePassword, setUp, setupRequired, signIn, signOut, updateAccount } from '../services/users.js';
+import { toUserObject } from '../shapes/people.js';
 import { PASSWORD_MAX, PASSWORD_MIN } from '../services/passwords.js';
 import { DeletedSchema } from './file-schemas.js';
 import { KeySchema } from './keys.js';
@@ -25,7 +20,7 @@ import { ProjectSchema } from './project.js';
 
 const ROLES = ['owner', 'admin', 'member', 'viewer'] as const;
 
-const UserSchema = Type.Object({
+export const UserSchema = Type.Object({
   id: Type.String(),
   object: Type.Literal('user'),
   email: Type.String(),
@@ -37,7 +32,7 @@ const UserSchema = Type.Object({
   created: Type.String(),
   last_sign_in: Type.Optional(Type.String()),
 });
-const OrgSchema = Type.Object({
+export const OrgSchema = Type.Object({
   id: Type.String(),
   object: Type.Literal('org'),
   name: Type.String(),
@@ -55,7 +50,7 @@ const SessionSchema = Type.Object({
   /** The session of this request. */
   current: Type.Boolean(),
 });
-const SignedInSchema = Type.Object({
+export const SignedInSchema = Type.Object({
   object: Type.Literal('signed_in'),
   user: UserSchema,
   /** Send it as X-CSRF-Token with every POST, PATCH, PUT and DELETE of this session. */
@@ -72,7 +67,12 @@ const StatusSchema = Type.Object({
   object: Type.Literal('auth_status'),
   /** No user exists yet: open the setup URL printed in the server log. */
   setup_required: Type.Boolean(),
+  /** POST /auth/sign-in takes an email and password (MEDIAD_PASSWORD_SIGN_IN). */
   password_sign_in: Type.Boolean(),
+  /** The request carries a valid session cookie (the cookie is HttpOnly: the web app asks here, without a 401). */
+  signed_in: Type.Boolean(),
+  /** Sign-in with an OpenID Connect provider, when set up: the button's name and where it goes. */
+  oidc: Type.Optional(Type.Object({ name: Type.String(), start_url: Type.String() })),
 });
 const SetupSchema = Type.Object({
   object: Type.Literal('setup'),
@@ -82,12 +82,12 @@ const SetupSchema = Type.Object({
   key: KeySchema,
   csrf_token: Type.String(),
 });
-const OkSchema = Type.Object({ object: Type.Literal('ok'), message: Type.String() });
+export const OkSchema = Type.Object({ object: Type.Literal('ok'), message: Type.String() });
 
 const Email = Type.String({ format: 'email', maxLength: 254 });
 const Password = Type.String({ minLength: 1, maxLength: PASSWORD_MAX });
-const NewPassword = Type.String({ minLength: PASSWORD_MIN, maxLength: PASSWORD_MAX });
-const Name = (max: number) => Type.String({ minLength: 1, maxLength: max, pattern: '\\S' });
+export const NewPassword = Type.String({ minLength: PASSWORD_MIN, maxLength: PASSWORD_MAX });
+export const Name = (max: number) => Type.String({ minLength: 1, maxLength: max, pattern: '\\S' });
 const SetupBody = Type.Object(
   {
     token: Type.String({ minLength: 1, maxLength: 100 }),
@@ -125,17 +125,18 @@ declare module 'fastify' {
  * organisations and projects. These act on a person rather than a project, so they sit outside
  * the project's authentication (the web application calls them with its session cookie).
  */
-function helpers(deps: Deps) {
-  const base = deps.config.publicUrl;
+/** The Set-Cookie of a new session (password and OpenID Connect sign-in alike). */
+export function sessionCookie(deps: Deps, token: string): string {
+  // __Host-: Secure, Path=/ and no Domain, or the browser drops it. Lax: sent on top-level
+  // navigation from elsewhere (a link to a media page works) but not on other sites' posts.
   const maxAge = Math.floor(deps.config.accounts.sessionMaxMs / 1000);
+  return `${SESSION_COOKIE}=${token}; Path=/; Secure; HttpOnly; SameSite=Lax; Max-Age=${maxAge}`;
+}
+
+export function helpers(deps: Deps) {
+  const base = deps.config.publicUrl;
   return {
-    // __Host-: Secure, Path=/ and no Domain, or the browser drops it. Lax: sent on top-level
-    // navigation from elsewhere (a link to a media page works) but not on other sites' posts.
-    setCookie: (reply: FastifyReply, token: string) =>
-      reply.header(
-        'set-cookie',
-        `${SESSION_COOKIE}=${token}; Path=/; Secure; HttpOnly; SameSite=Lax; Max-Age=${maxAge}`,
-      ),
+    setCookie: (reply: FastifyReply, token: string) => reply.header('set-cookie', sessionCookie(deps, token)),
     clearCookie: (reply: FastifyReply) =>
       reply.header('set-cookie', `${SESSION_COOKIE}=; Path=/; Secure; HttpOnly; SameSite=Lax; Max-Age=0`),
     links: (path: string, parent = base) => ({ self: `${base}${path}`, parent }),
@@ -158,12 +159,23 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
   app.get(
     '/auth/status',
     { schema: { response: { 200: objectEnvelope(StatusSchema), ...errorResponses } } },
-    async (req) =>
-      objectBody(
+    async (req) => {
+      const token = sessionToken(req);
+      const signedIn = token ? (await findSession(deps, token)) !== null : false;
+      return objectBody(
         req,
-        { object: 'auth_status' as const, setup_required: await setupRequired(deps), password_sign_in: true },
+        {
+          object: 'auth_status' as const,
+          setup_required: await setupRequired(deps),
+          password_sign_in: deps.config.accounts.passwordSignIn,
+          signed_in: signedIn,
+          ...(deps.config.oidc
+            ? { oidc: { name: deps.config.oidc.name, start_url: `${deps.config.publicUrl}/auth/oidc/start` } }
+            : {}),
+        },
         links('/auth/status'),
-      ),
+      );
+    },
   );
 
   app.post(
@@ -182,6 +194,11 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
     '/auth/sign-in',
     { schema: { body: SignInBody, response: { 200: objectEnvelope(SignedInSchema), ...errorResponses } } },
     async (req, reply) => {
+      if (!deps.config.accounts.passwordSignIn)
+        throw new AppError(
+          'password_sign_in_disabled',
+          `password sign-in is turned off here: sign in with ${deps.config.oidc?.name ?? 'single sign-on'} (GET /auth/oidc/start)`,
+        );
       refuseCrossSite(req, publicOrigin);
       await limitSignIn(req, req.body.email);
       // The session the browser held before ends: a session id never survives a sign-in.
@@ -206,7 +223,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
     async (req, reply) => {
       if (sessionToken(req)) {
         const s = await requireSession(deps, req).catch(() => null);
-        if (s) await endSession(deps.db, s.session.id, iso(deps.clock.now()));
+        if (s) await signOut(deps, s.user.id, s.session.id, false, req.ip);
       }
       clearCookie(reply);
       return objectBody(req, ok('signed out'), links('/auth/sign-out'));
@@ -229,7 +246,7 @@ const signedInRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (signedI
     '/auth/sign-out-everywhere',
     { schema: { response: { 200: objectEnvelope(OkSchema), ...errorResponses } } },
     async (req, reply) => {
-      await endUserSessions(deps.db, me(req).user.id, iso(deps.clock.now()));
+      await signOut(deps, me(req).user.id, me(req).session.id, true, req.ip);
       clearCookie(reply);
       return objectBody(req, ok('every session of yours ended'), links('/auth/sign-out-everywhere'));
     },
@@ -252,7 +269,7 @@ const signedInRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (signedI
     { schema: { body: PasswordBody, response: { 200: objectEnvelope(OkSchema), ...errorResponses } } },
     async (req) => {
       const s = me(req);
-      await changePassword(deps, s.user.id, req.body.current_password, req.body.new_password, s.session.id);
+      await changePassword(deps, s.user.id, req.body.current_password, req.body.new_password, s.session.id, req.ip);
       return objectBody(
         req,
         ok('password changed; your other sessions ended'),
@@ -316,7 +333,13 @@ const signedInRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (signedI
       },
     },
     async (req, reply) => {
-      const project = await createOrgProject(deps, me(req).user.id, req.params.id, req.body.name.trim());
+      const project = await createOrgProject(
+        deps,
+        me(req).user.id,
+        req.params.id,
+        req.body.name.trim(),
+        userActor(me(req).user.id, req.ip),
+      );
       return reply
         .code(201)
         .send(objectBody(req, project, links(`/orgs/${req.params.id}/projects`, `${base}/orgs/${req.params.id}`)));

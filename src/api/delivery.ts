@@ -16,6 +16,7 @@ import { findFileByPath, precheck } from '../services/files.js';
 import { checkFilename, normalizeFolder, splitDeliveryPath } from '../services/paths.js';
 import { getProjectRow } from '../services/projects.js';
 import { verifySignature, type SignedMethod } from '../services/signatures.js';
+import type { Recorder } from '../services/recorder.js';
 
 // File delivery under /d/<project>/<folder>/<filename>: public by default, signed URLs
 // when the project requires them, and signed (or key-authenticated) PUT uploads.
@@ -65,7 +66,12 @@ function checkSigned(
   verifySignature(secret, t.folder, t.filename, query, method, Math.floor(deps.clock.now().getTime() / 1000));
 }
 
-async function serve(deps: Deps, req: FastifyRequest<{ Querystring: SignedQuery }>, reply: FastifyReply) {
+async function serve(
+  deps: Deps,
+  recorder: Recorder,
+  req: FastifyRequest<{ Querystring: SignedQuery }>,
+  reply: FastifyReply,
+) {
   const target = parseTarget(req);
   const project = await projectFor(deps, target.projectId);
   if (req.query.signature !== undefined) checkSigned(deps, project.signing_secret, target, req.query, 'get');
@@ -105,7 +111,15 @@ async function serve(deps: Deps, req: FastifyRequest<{ Querystring: SignedQuery 
   if (slice) reply.code(206).header('content-range', `bytes ${slice.start}-${slice.end}/${size}`);
   reply.header('content-length', slice ? slice.end - slice.start + 1 : size);
   if (req.method === 'HEAD') return reply.send();
-  return reply.send(await deps.blobs.read(file.blob_key, slice));
+  const body = await deps.blobs.read(file.blob_key, slice);
+  // Usage: the bytes handed to the response, counted once it ends (a client that leaves early
+  // stops the stream, so only what was sent counts).
+  let sent = 0;
+  body.on('data', (chunk: Buffer) => {
+    sent += chunk.length;
+  });
+  reply.raw.once('close', () => recorder.addDelivered(project.id, sent));
+  return reply.send(body);
 }
 
 /**
@@ -211,7 +225,10 @@ async function receive(req: FastifyRequest, dest: string, maxBytes: number): Pro
     throw new AppError('bad_request', 'the upload body is empty; send the file bytes as the PUT body');
 }
 
-export async function deliveryRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+export async function deliveryRoutes(
+  app: FastifyInstance,
+  { deps, recorder }: { deps: Deps; recorder: Recorder },
+): Promise<void> {
   // Uploads are raw bytes of any type: leave the body unread for the handler to stream.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_req, _payload, done) => done(null));
@@ -235,12 +252,12 @@ export async function deliveryRoutes(app: FastifyInstance, { deps }: { deps: Dep
   app.get<{ Querystring: SignedQuery }>(
     `${DELIVERY_PREFIX}/*`,
     { config, exposeHeadRoute: false, schema: getSchema },
-    (req, reply) => serve(deps, req, reply),
+    (req, reply) => serve(deps, recorder, req, reply),
   );
   app.head<{ Querystring: SignedQuery }>(
     `${DELIVERY_PREFIX}/*`,
     { config, schema: { response: errorResponses } },
-    (req, reply) => serve(deps, req, reply),
+    (req, reply) => serve(deps, recorder, req, reply),
   );
   const putSchema = { response: { 201: objectEnvelope(FileSchema), ...errorResponses } };
   app.put<{ Querystring: SignedQuery }>(`${DELIVERY_PREFIX}/*`, { config, schema: putSchema }, async (req, reply) => {

@@ -19,7 +19,9 @@ const EventSchema = Type.Object({
   created: Type.String(),
 });
 
-const EventQuery = pageQuery(20, { type: Type.Optional(Type.Enum([...EVENT_TYPES])) });
+// A type (`task.failed`) or every type of a resource (`task.*`).
+const EVENT_PREFIXES = [...new Set(EVENT_TYPES.map((t) => `${t.split('.')[0]}.*`))];
+const EventQuery = pageQuery(20, { type: Type.Optional(Type.Enum([...EVENT_TYPES, ...EVENT_PREFIXES])) });
 
 /** The project's event log: what webhooks deliver, readable after the fact. */
 export const eventsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {

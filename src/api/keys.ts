@@ -4,6 +4,7 @@ import type { Deps } from '../deps.js';
 import { listBody, objectBody } from '../http/envelope.js';
 import { IdParams, Nullable, errorResponses, listEnvelope, objectEnvelope, plainPageQuery } from '../http/schemas.js';
 import { SCOPES } from '../services/access.js';
+import { projectAudit } from '../services/audit.js';
 import { createProjectKey, listProjectKeys, revokeProjectKey, updateProjectKey } from '../services/keys.js';
 import { DeletedSchema } from './file-schemas.js';
 
@@ -55,10 +56,15 @@ export const keysRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
     { schema: { body: CreateBody, response: { 201: objectEnvelope(KeySchema), ...errorResponses } } },
     async (req, reply) => {
       const p = req.auth!.principal;
-      const key = await createProjectKey(deps, req.auth!, {
-        ...req.body,
-        createdBy: p.type === 'session' ? p.userId : null,
-      });
+      const key = await createProjectKey(
+        deps,
+        req.auth!,
+        {
+          ...req.body,
+          createdBy: p.type === 'session' ? p.userId : null,
+        },
+        projectAudit(req.auth!, req.ip),
+      );
       return reply.code(201).send(objectBody(req, key, links(key.id)));
     },
   );
@@ -67,7 +73,11 @@ export const keysRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
     '/keys/:id',
     { schema: { params: IdParams, body: PatchBody, response: { 200: objectEnvelope(KeySchema), ...errorResponses } } },
     async (req) =>
-      objectBody(req, await updateProjectKey(deps, req.auth!, req.params.id, req.body), links(req.params.id)),
+      objectBody(
+        req,
+        await updateProjectKey(deps, req.auth!, req.params.id, req.body, projectAudit(req.auth!, req.ip)),
+        links(req.params.id),
+      ),
   );
 
   app.delete(
@@ -75,7 +85,7 @@ export const keysRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
     { schema: { params: IdParams, response: { 200: objectEnvelope(DeletedSchema), ...errorResponses } } },
     async (req) => {
       const id = req.params.id;
-      await revokeProjectKey(deps, req.auth!, id);
+      await revokeProjectKey(deps, req.auth!, id, projectAudit(req.auth!, req.ip));
       return objectBody(req, { id, object: 'api_key', deleted: true, message: `${id} revoked` }, links(id));
     },
   );

@@ -3,6 +3,7 @@ import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import { objectBody } from '../http/envelope.js';
 import { errorResponses, objectEnvelope } from '../http/schemas.js';
+import { projectAudit } from '../services/audit.js';
 import { getProject, getWebhookSecret, rotateWebhookSecret, updateProject } from '../services/projects.js';
 import { API_VERSIONS, LATEST_VERSION } from '../versions.js';
 import { projectStats } from '../services/project-stats.js';
@@ -67,7 +68,11 @@ export const projectRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
         ...rest,
         ...(api_version ? { api_version: api_version === 'latest' ? LATEST_VERSION : api_version } : {}),
       };
-      return objectBody(req, await updateProject(deps, req.auth!.projectId, patch), links);
+      return objectBody(
+        req,
+        await updateProject(deps, req.auth!.projectId, patch, projectAudit(req.auth!, req.ip)),
+        links,
+      );
     },
   );
 
@@ -90,6 +95,11 @@ export const projectRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
   app.post(
     '/project/webhook-secret/rotate',
     { schema: { response: { 200: objectEnvelope(SecretSchema), ...errorResponses } } },
-    async (req) => objectBody(req, await rotateWebhookSecret(deps, req.auth!.projectId), secretLinks),
+    async (req) =>
+      objectBody(
+        req,
+        await rotateWebhookSecret(deps, req.auth!.projectId, projectAudit(req.auth!, req.ip)),
+        secretLinks,
+      ),
   );
 };

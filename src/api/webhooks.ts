@@ -21,9 +21,11 @@ import {
   listEndpoints,
   retryEndpointDelivery,
   rotateEndpointSecret,
+  sendTestEvent,
   updateEndpoint,
 } from '../services/webhook-endpoints.js';
 import { ALL_EVENTS, MAX_URL_LENGTH } from '../webhooks/endpoint-rules.js';
+import { projectAudit } from '../services/audit.js';
 import { DeletedSchema } from './file-schemas.js';
 
 const EndpointSchema = Type.Object({
@@ -33,6 +35,9 @@ const EndpointSchema = Type.Object({
   events: Type.Array(Type.String()),
   description: Type.Optional(Type.String()),
   status: Type.String(),
+  enabled: Type.Boolean(),
+  disabled_reason: Type.Optional(Type.String()),
+  disabled_at: Type.Optional(Type.String()),
   failed_deliveries: Type.Integer(),
   // Only in the answers to create and rotate-secret.
   secret: Type.Optional(Type.String()),
@@ -60,6 +65,8 @@ const DeliverySchema = Type.Object({
   status: Type.String(),
   next_attempt: Type.Optional(Type.String()),
   attempts: Type.Array(AttemptSchema),
+  // Only when one delivery is read (and in the answer to a test): the request body exactly as sent.
+  payload: Type.Optional(Type.String()),
   created: Type.String(),
   updated: Type.String(),
 });
@@ -77,6 +84,7 @@ const PatchBody = Type.Object(
     events: Type.Optional(Events),
     description: Type.Optional(Description),
     status: Type.Optional(Type.Enum(['active', 'disabled'])),
+    enabled: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );
@@ -97,7 +105,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     '/webhooks',
     { schema: { body: CreateBody, response: { 201: objectEnvelope(EndpointSchema), ...errorResponses } } },
     async (req, reply) => {
-      const endpoint = await createEndpoint(deps, req.auth!, req.body);
+      const endpoint = await createEndpoint(deps, req.auth!, req.body, projectAudit(req.auth!, req.ip));
       return reply.code(201).send(objectBody(req, endpoint, links(endpoint.id)));
     },
   );
@@ -113,7 +121,11 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
   );
 
   app.patch('/webhooks/:id', { schema: { ...one, body: PatchBody } }, async (req) =>
-    objectBody(req, await updateEndpoint(deps, req.auth!, req.params.id, req.body), links(req.params.id)),
+    objectBody(
+      req,
+      await updateEndpoint(deps, req.auth!, req.params.id, req.body, projectAudit(req.auth!, req.ip)),
+      links(req.params.id),
+    ),
   );
 
   app.delete(
@@ -121,13 +133,27 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     { schema: { params: IdParams, response: { 200: objectEnvelope(DeletedSchema), ...errorResponses } } },
     async (req) => {
       const id = req.params.id;
-      await deleteEndpoint(deps, req.auth!, id);
+      await deleteEndpoint(deps, req.auth!, id, projectAudit(req.auth!, req.ip));
       return objectBody(req, { id, object: 'webhook_endpoint', deleted: true, message: `${id} deleted` }, links(id));
     },
   );
 
   app.post('/webhooks/:id/rotate-secret', { schema: one }, async (req) =>
-    objectBody(req, await rotateEndpointSecret(deps, req.auth!, req.params.id), links(req.params.id)),
+    objectBody(
+      req,
+      await rotateEndpointSecret(deps, req.auth!, req.params.id, projectAudit(req.auth!, req.ip)),
+      links(req.params.id),
+    ),
+  );
+
+  // 202: the test event is queued now and sent like any delivery; its outcome shows in the deliveries.
+  app.post(
+    '/webhooks/:id/test',
+    { schema: { params: IdParams, response: { 202: objectEnvelope(DeliverySchema), ...errorResponses } } },
+    async (req, reply) => {
+      const delivery = await sendTestEvent(deps, req.auth!, req.params.id);
+      return reply.code(202).send(objectBody(req, delivery, deliveryLinks(req.params.id, delivery.id)));
+    },
   );
 
   app.get(

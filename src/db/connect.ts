@@ -29,6 +29,9 @@ import * as m004 from './migrations/004-rate-limits.js';
 import * as m005 from './migrations/005-hardening.js';
 import * as m006 from './migrations/006-api-versions.js';
 import * as m007 from './migrations/007-accounts.js';
+import * as m008 from './migrations/008-request-log.js';
+import * as m009 from './migrations/009-admin.js';
+import * as m010 from './migrations/010-operations.js';
 
 export type Db = Kysely<Database>;
 
@@ -42,6 +45,9 @@ const MIGRATIONS: Record<string, Migration> = {
   '005-hardening': m005,
   '006-api-versions': m006,
   '007-accounts': m007,
+  '008-request-log': m008,
+  '009-admin': m009,
+  '010-operations': m010,
 };
 
 class CodeMigrationProvider implements MigrationProvider {

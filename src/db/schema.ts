@@ -8,6 +8,8 @@ export interface OrgsTable {
   id: string;
   name: string;
   created: string;
+  /** When it was deleted: gone from every list at once, its rows removed by the purge (services/purge.ts). */
+  deleted: string | null;
 }
 
 export interface ProjectsTable {
@@ -22,6 +24,8 @@ export interface ProjectsTable {
   /** The API version of requests that name none (http/version.ts). */
   api_version: string;
   created: string;
+  /** When it was deleted: its keys stop working at once, its rows and blobs go in the purge. */
+  deleted: string | null;
 }
 
 export interface ApiKeysTable {
@@ -85,6 +89,37 @@ export interface SetupTokensTable {
   token_hash: string;
   created: string;
   used: string | null;
+}
+
+export interface InvitationsTable {
+  id: string;
+  org_id: string;
+  email: string;
+  role: Role;
+  /** SHA-256 of the link's token (the token itself is shown once). */
+  token_hash: string;
+  created_by: string | null;
+  created: string;
+  expires: string;
+  accepted: string | null;
+  accepted_by: string | null;
+  revoked: string | null;
+}
+
+export interface AuditLogTable {
+  id: string;
+  /** Null for what belongs to no organisation (a sign-in failure with an unknown email). */
+  org_id: string | null;
+  project_id: string | null;
+  actor_type: 'user' | 'key' | 'anonymous' | 'system';
+  actor_id: string | null;
+  action: string;
+  target_type: string | null;
+  target_id: string | null;
+  /** JSON object; never secrets (services/audit.ts scrubs them). */
+  details: string;
+  ip: string | null;
+  created: string;
 }
 
 export interface MediaTable {
@@ -169,6 +204,9 @@ export interface WebhookEndpointsTable {
   failed_deliveries: number;
   created: string;
   updated: string;
+  /** Why the endpoint was disabled (410 Gone, failures, a user), and when; null while active. */
+  disabled_reason: string | null;
+  disabled_at: string | null;
 }
 
 export interface IdempotencyKeysTable {
@@ -186,6 +224,36 @@ export interface CountersTable {
   project_id: string;
   resource: string;
   count: number;
+}
+
+/** One API request that reached a project (services/recorder.ts writes them in batches). */
+export interface RequestLogTable {
+  /** The order rows were written in (SQLite's rowid): orders the log, bounds pruning. */
+  seq: Generated<number>;
+  /** The request's id (x-request-id), time-ordered. */
+  id: string;
+  project_id: string;
+  created: string;
+  method: string;
+  /** The route pattern (/files/:id); null when none matched. */
+  route: string | null;
+  /** The path and query as sent, with secret query values redacted. */
+  path: string;
+  status: number;
+  duration_ms: number;
+  key_id: string | null;
+  user_id: string | null;
+  actor: 'key' | 'session' | 'signed_url';
+}
+
+/** A usage figure of a project for one UTC hour ('h', bucket YYYY-MM-DDTHH) or day ('d', YYYY-MM-DD). */
+export interface UsageCountersTable {
+  project_id: string;
+  period: 'h' | 'd';
+  bucket: string;
+  /** bytes_delivered, task_ms:<kind>, tasks:<completed|failed|cancelled> (db/queries/usage.ts). */
+  metric: string;
+  value: number;
 }
 
 export type TaskStatus = 'pending' | 'processing' | 'waiting' | 'completed' | 'failed' | 'cancelled';
@@ -262,11 +330,31 @@ export interface BlobJournalTable {
   created: string;
 }
 
+/** A task kind that workers do not claim for an organisation's projects until resumed. */
+export interface QueuePausesTable {
+  org_id: string;
+  kind: string;
+  paused: string;
+}
+
+/** A worker pool (one per process that runs tasks), kept by its heartbeats. */
+export interface WorkersTable {
+  /** The pool's lease owner (`host:pid:random`): the tasks it runs carry it in lease_owner. */
+  id: string;
+  host: string;
+  pid: number;
+  concurrency: number;
+  started: string;
+  heartbeat: string;
+}
+
 export interface Database {
   users: UsersTable;
   memberships: MembershipsTable;
   sessions: SessionsTable;
   setup_tokens: SetupTokensTable;
+  invitations: InvitationsTable;
+  audit_log: AuditLogTable;
   blob_journal: BlobJournalTable;
   automations: AutomationsTable;
   automation_runs: AutomationRunsTable;
@@ -282,4 +370,8 @@ export interface Database {
   events: EventsTable;
   idempotency_keys: IdempotencyKeysTable;
   counters: CountersTable;
+  queue_pauses: QueuePausesTable;
+  workers: WorkersTable;
+  request_log: RequestLogTable;
+  usage_counters: UsageCountersTable;
 }

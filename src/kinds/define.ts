@@ -157,6 +157,11 @@ interface KindCommon<S extends TSchema> {
   engines?(options: Static<S>, engines: Engines): EnginePlan<EngineName>;
   /** Engine refusals of the steps a kind contains (workflow), each with its path. */
   stepRefusals?(options: Static<S>, steps: StepRefusals): Promise<ErrorDetail[]>;
+  /**
+   * The media metadata key its result writes (`nsfw`: `metadata.nsfw.detected`), so a dry run knows
+   * which later conditions depend on it; run() may annotate only this key.
+   */
+  annotates?: string;
 }
 
 /** A kind that works on a file of the project (given by file_id, or a url stored first). */
@@ -197,6 +202,8 @@ export interface Kind {
   inputKinds: readonly InputKind[] | null;
   /** Whether it runs on intelligence engines (an engine choice is made for it). */
   usesEngines: boolean;
+  /** The media metadata key its result writes, or null. */
+  annotates: string | null;
   problems(options: unknown, checks: StepChecks): ErrorDetail[];
   admit(ports: AdmitPorts, projectId: string, options: unknown): Promise<void>;
   /** The engine these options run with here (null: the kind uses no intelligence engine), e.g. for `mediad doctor`. */
@@ -227,6 +234,7 @@ export function defineKind<S extends TSchema>(def: KindDefinition<S>): Kind {
     urlIsOption: !def.needsInputFile && def.urlIsOption === true,
     inputKinds: def.needsInputFile ? (def.inputKinds ?? null) : null,
     usesEngines: def.engines !== undefined,
+    annotates: def.annotates ?? null,
     problems: (options, checks) => (validate(options) ? (def.problems?.(options, checks) ?? []) : []),
     admit: async (ports, projectId, options) => {
       if (def.admit) await def.admit(ports, projectId, checked(options));
@@ -251,7 +259,10 @@ export function defineKind<S extends TSchema>(def: KindDefinition<S>): Kind {
           inputKindMessage(def.kind, def.inputKinds, input.probe.kind),
         );
       def.check?.(o, input);
-      return def.run({ ...ctx, options: o }, input);
+      const result = await def.run({ ...ctx, options: o }, input);
+      if ('annotate' in result && result.annotate && result.annotate.key !== def.annotates)
+        throw new Error(`kind ${def.kind} annotated metadata.${result.annotate.key}, not its declared key`);
+      return result;
     },
   };
 }

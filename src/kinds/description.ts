@@ -20,6 +20,7 @@ import { helperSpeechOf, jsonOutput } from './intelligence.js';
  */
 export const descriptionKind = defineKind({
   kind: 'description',
+  annotates: 'description',
   options: Type.Object({ engine: EngineOption }, { additionalProperties: false }),
   needsInputFile: true,
   inputKinds: ['image', 'video'],

@@ -109,6 +109,7 @@ function nsfwPlan(o: Options, e: Engines) {
  */
 export const nsfwKind = defineKind({
   kind: 'nsfw',
+  annotates: 'nsfw',
   options: Options,
   needsInputFile: true,
   inputKinds: ['image', 'video'],

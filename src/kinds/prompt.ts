@@ -34,6 +34,7 @@ const FRAMES = 4;
  */
 export const promptKind = defineKind({
   kind: 'prompt',
+  annotates: 'prompt',
   options: Options,
   needsInputFile: true,
   inputKinds: ['image', 'video', 'audio'],

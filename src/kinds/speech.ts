@@ -28,6 +28,7 @@ export function requireAudio(kind: string, hasAudio: boolean): void {
  */
 export const speechKind = defineKind({
   kind: 'speech',
+  annotates: 'speech',
   options: SpeechOptions,
   needsInputFile: true,
   inputKinds: ['audio', 'video'],

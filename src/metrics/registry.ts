@@ -45,6 +45,17 @@ const webhookDeliveries = new Counter({
   registers: [registry],
 });
 
+const requestLogDropped = new Counter({
+  name: 'mediad_request_log_dropped_total',
+  help: 'Request log rows dropped: the buffer was full (the database fell behind) or a batch insert failed.',
+  registers: [registry],
+});
+
+/** `n` request log rows were not recorded (services/recorder.ts). */
+export function countRequestLogDropped(n: number): void {
+  requestLogDropped.inc(n);
+}
+
 const startSeconds = Math.round(Date.now() / 1000 - process.uptime());
 new Gauge({
   name: 'process_start_time_seconds',

@@ -1,6 +1,7 @@
 import { SqliteAdapter, sql, type Kysely, type UpdateQueryBuilder, type UpdateResult } from 'kysely';
 import type { Database, TasksTable, TaskStatus } from '../db/schema.js';
 import { bumpCounter } from '../db/queries/counters.js';
+import { addUsage, USAGE_METRICS, type UsageDelta } from '../db/queries/usage.js';
 import { wake } from '../db/transact.js';
 import { recordEvent } from '../events/record.js';
 import { newId } from '../ids.js';
@@ -33,6 +34,8 @@ export class LeaseLostError extends Error {
 
 type Db = Kysely<Database>;
 type Leased = Pick<TasksTable, 'id' | 'lease_owner'>;
+/** A task as claim() answered it: its `updated` is when this attempt started. */
+type Claimed = Leased & Pick<TasksTable, 'updated'>;
 const ACTIVE: TaskStatus[] = ['pending', 'processing', 'waiting'];
 
 /** The lease guard: the row is still processing under the lease this worker was given. */
@@ -139,6 +142,12 @@ export async function pendingTasks(db: Db, projectId: string, upTo: number): Pro
 // project that queued a thousand tasks shares the workers with one that queued one, instead of
 // making it wait behind its backlog.
 
+/**
+ * A task whose kind is paused for its project's organisation (POST /queue/kinds/{kind}/pause) is
+ * not claimed: it stays pending until resumed. `tasks` is the nearest enclosing tasks table.
+ */
+const NOT_PAUSED = sql<boolean>`not exists (select 1 from queue_pauses qp inner join projects pp on pp.org_id = qp.org_id where pp.id = tasks.project_id and qp.kind = tasks.kind)`;
+
 /** pending → processing under a lease of `leaseMs` for `owner`; undefined when nothing is due. */
 export async function claim(
   db: Db,
@@ -164,7 +173,7 @@ async function claimOne(
 ) {
   const iso = now.toISOString();
   const sqlite = db.getExecutor().adapter instanceof SqliteAdapter;
-  const due = sql<boolean>`status = 'pending' and run_after <= ${iso}${kinds ? sql` and kind in (${sql.join(kinds)})` : sql``}`;
+  const due = sql<boolean>`status = 'pending' and run_after <= ${iso}${kinds ? sql` and kind in (${sql.join(kinds)})` : sql``} and ${NOT_PAUSED}`;
   return db
     .updateTable('tasks')
     .set((eb) => ({
@@ -178,6 +187,7 @@ async function claimOne(
     .where('id', '=', (eb) => {
       let q = eb.selectFrom('tasks').select('id').where('status', '=', 'pending').where('run_after', '<=', iso);
       if (kinds) q = q.where('kind', 'in', kinds);
+      q = q.where(NOT_PAUSED);
       if (fair) {
         q = q.where('project_id', '=', (p) =>
           p
@@ -265,8 +275,8 @@ export interface Completion {
   results?: unknown;
 }
 
-/** processing → completed, with its event and webhook. */
-export async function complete(trx: Db, task: Leased, c: Completion, now: string): Promise<TasksTable> {
+/** processing → completed, with its event, webhook and usage. */
+export async function complete(trx: Db, task: Claimed, c: Completion, now: string): Promise<TasksTable> {
   const row = heldOrThrow(
     await leased(trx.updateTable('tasks'), task)
       .set({
@@ -285,14 +295,14 @@ export async function complete(trx: Db, task: Leased, c: Completion, now: string
       .executeTakeFirst(),
     task.id,
   );
-  await announceEnd(trx, row, now);
+  await announceEnd(trx, row, now, task.updated);
   return row;
 }
 
-/** processing → failed, with its event and webhook; undefined when the task was not ours any more. */
+/** processing → failed, with its event, webhook and usage; undefined when the task was not ours any more. */
 export async function fail(
   trx: Db,
-  task: Leased,
+  task: Claimed,
   failure: { code: string; message: string },
   now: string,
 ): Promise<TasksTable | undefined> {
@@ -307,7 +317,7 @@ export async function fail(
     })
     .returningAll()
     .executeTakeFirst();
-  if (row) await announceEnd(trx, row, now);
+  if (row) await announceEnd(trx, row, now, task.updated);
   return row;
 }
 
@@ -381,11 +391,45 @@ export async function cancel(
     .execute();
   for (const child of children)
     await recordEvent(trx, projectId, 'task.cancelled', toTaskObject(child), now, parseChain(child.chain));
+  const metric = USAGE_METRICS.tasks('cancelled');
+  await addUsage(trx, [{ projectId, at: now, metric, delta: 1 + children.length }]);
   return { row, cancelled: true };
 }
 
-async function announceEnd(trx: Db, row: TasksTable, now: string): Promise<void> {
+/**
+ * The end's event, webhook and usage: one task of its final status, and for a task a worker ran
+ * (`attemptStart` given: a workflow's time is its steps') the run time of its last attempt.
+ */
+async function announceEnd(trx: Db, row: TasksTable, now: string, attemptStart?: string): Promise<void> {
   const type = row.status === 'completed' ? 'task.completed' : 'task.failed';
   await recordEvent(trx, row.project_id, type, toTaskObject(row), now, parseChain(row.chain));
   await enqueueTaskWebhook(trx, row, type, now);
+  const usage: UsageDelta[] = [
+    {
+      projectId: row.project_id,
+      at: now,
+      metric: USAGE_METRICS.tasks(row.status === 'completed' ? 'completed' : 'failed'),
+      delta: 1,
+    },
+  ];
+  if (attemptStart !== undefined) {
+    const ms = Math.max(0, Math.round(Date.parse(now) - Date.parse(attemptStart)));
+    usage.push({ projectId: row.project_id, at: now, metric: USAGE_METRICS.taskMs(row.kind), delta: ms });
+  }
+  await addUsage(trx, usage);
+}
+
+/**
+ * Every active task of a project that is being deleted becomes cancelled, without events (nobody
+ * is left to receive them); a worker running one loses it at its next heartbeat, and its output
+ * is never stored (complete() needs the lease).
+ */
+export async function cancelProjectTasks(trx: Db, projectId: string, now: string): Promise<number> {
+  const res = await trx
+    .updateTable('tasks')
+    .set({ status: 'cancelled', lease_owner: null, lease_expires: null, finished: now, updated: now })
+    .where('project_id', '=', projectId)
+    .where('status', 'in', ACTIVE)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows);
 }

@@ -6,13 +6,19 @@ import type { ApiVersion } from '../versions.js';
 // (with its scopes) or a signed-in user (with their role in the project's organisation). Every
 // operation belongs to a family of resources and reads or writes it.
 
-export const FAMILIES = ['files', 'tasks', 'automations', 'events', 'webhooks', 'project', 'keys'] as const;
+export const FAMILIES = ['files', 'tasks', 'automations', 'events', 'webhooks', 'project', 'keys', 'queue'] as const;
 export type Family = (typeof FAMILIES)[number];
+
+/**
+ * Families only owners and admins (and full-access keys) may use, reading included: keys, and the
+ * organisation's queue and workers (GET /queue, GET /workers, pausing a kind).
+ */
+const ADMIN_FAMILIES: readonly Family[] = ['keys', 'queue'];
 
 /** What a key may be given: full access, or reading or writing (which includes reading) a family. Keys are managed with full access only. */
 export const SCOPES = [
   'full',
-  ...FAMILIES.filter((f) => f !== 'keys').flatMap((f) => [`${f}:read`, `${f}:write`]),
+  ...FAMILIES.filter((f) => !ADMIN_FAMILIES.includes(f)).flatMap((f) => [`${f}:read`, `${f}:write`]),
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 
@@ -49,8 +55,14 @@ const FAMILY_OF: [prefix: string, family: Family][] = [
   ['/events', 'events'],
   ['/webhooks', 'webhooks'],
   ['/project', 'project'],
+  // The project's request log and usage: read with the project's settings.
+  ['/requests', 'project'],
+  ['/usage', 'project'],
   ['/keys', 'keys'],
+  ['/queue', 'queue'],
+  ['/workers', 'queue'],
 ];
+// Routes of no family (GET /system) answer every authenticated caller.
 
 /** The family of a route (by its path pattern), or null for routes outside the project's resources. */
 export function familyOf(routeUrl: string): Family | null {
@@ -67,14 +79,14 @@ export function familyOf(routeUrl: string): Family | null {
 /** Roles may: viewers read; members also write, but not keys or project settings; admins and owners everything. */
 function roleAllows(role: Role, family: Family, write: boolean): boolean {
   if (role === 'owner' || role === 'admin') return true;
-  if (family === 'keys') return false;
+  if (ADMIN_FAMILIES.includes(family)) return false;
   if (!write) return true;
   return role === 'member' && family !== 'project';
 }
 
 function scopeAllows(scopes: Scope[], family: Family, write: boolean): boolean {
   if (scopes.includes('full')) return true;
-  if (family === 'keys') return false;
+  if (ADMIN_FAMILIES.includes(family)) return false;
   return scopes.includes(`${family}:write` as Scope) || (!write && scopes.includes(`${family}:read` as Scope));
 }
 
@@ -86,7 +98,7 @@ export function checkAccess(p: Principal, family: Family, write: boolean): void 
     if (!scopeAllows(p.scopes, family, write)) {
       throw new AppError(
         'insufficient_scope',
-        `this API key may not ${what}: it has the scopes ${p.scopes.join(', ')}; make a key with ${family === 'keys' ? 'full' : `${family}:${write ? 'write' : 'read'}`} access`,
+        `this API key may not ${what}: it has the scopes ${p.scopes.join(', ')}; make a key with ${ADMIN_FAMILIES.includes(family) ? 'full' : `${family}:${write ? 'write' : 'read'}`} access`,
       );
     }
   } else if (!roleAllows(p.role, family, write)) {

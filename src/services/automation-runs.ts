@@ -9,9 +9,30 @@ import type { Trigger } from '../shapes/automations.js';
 import { parseChain } from '../shapes/events.js';
 import { FILE_COLUMNS, toFileObject, type FileRow } from '../shapes/files.js';
 import { fileSummary } from '../shapes/tasks.js';
-import { evaluate } from '../workflows/conditions.js';
+import { evaluate, type ConditionSubject } from '../workflows/conditions.js';
 import { conditionSubject } from '../workflows/subject.js';
 import { findMedia } from './media.js';
+
+/** The file a run on a media works on: its original, else its first file (also what a dry run uses). */
+export async function mediaInputFile(
+  db: Kysely<Database>,
+  projectId: string,
+  mediaId: string,
+): Promise<FileRow | undefined> {
+  const rows = await db
+    .selectFrom('files')
+    .select(FILE_COLUMNS)
+    .where('project_id', '=', projectId)
+    .where('media_id', '=', mediaId)
+    .orderBy('created')
+    .execute();
+  return rows.find((f) => f.ref === 'original') ?? rows[0];
+}
+
+/** Whether an automation's trigger conditions hold for a subject (none: they do). */
+export function triggerHolds(trigger: Trigger, subject: ConditionSubject): boolean {
+  return !trigger.conditions || evaluate(trigger.conditions, subject).continue;
+}
 
 /** The file a run works on: the media's original for media events, the file itself, or a task's output. */
 async function inputFileFor(
@@ -21,10 +42,7 @@ async function inputFileFor(
   data: Record<string, unknown>,
 ): Promise<FileRow | undefined> {
   const files = trx.selectFrom('files').select(FILE_COLUMNS).where('project_id', '=', projectId);
-  if (type.startsWith('media.')) {
-    const rows = await files.where('media_id', '=', String(data.id)).orderBy('created').execute();
-    return rows.find((f) => f.ref === 'original') ?? rows[0];
-  }
+  if (type.startsWith('media.')) return mediaInputFile(trx, projectId, String(data.id));
   if (type.startsWith('file.')) return files.where('id', '=', String(data.id)).executeTakeFirst();
   const output = data.output as { id?: string } | null | undefined;
   if (type.startsWith('task.') && output?.id) return files.where('id', '=', output.id).executeTakeFirst();
@@ -96,7 +114,7 @@ export const automationConsumer: EventConsumer = async (deps, trx, event) => {
 
   for (const automation of automations) {
     const trigger = JSON.parse(automation.trigger) as Trigger;
-    if (trigger.conditions && !evaluate(trigger.conditions, subject).continue) continue;
+    if (!triggerHolds(trigger, subject)) continue;
     if (chain.includes(automation.id)) {
       deps.log.debug(
         { event: event.id, automation: automation.id },

@@ -14,7 +14,11 @@ export async function listEvents(
   filter: { type?: string },
 ): Promise<Page<EventObject>> {
   let q = deps.db.selectFrom('events').where('project_id', '=', scope.projectId);
-  if (filter.type) q = q.where('type', '=', filter.type);
+  // `task.*`: every type from `task.` up to (not including) `task/`, the next character after '.'.
+  if (filter.type?.endsWith('.*')) {
+    const prefix = filter.type.slice(0, -1);
+    q = q.where('type', '>=', prefix).where('type', '<', `${prefix.slice(0, -1)}/`);
+  } else if (filter.type) q = q.where('type', '=', filter.type);
   // seq breaks ties between events recorded in the same millisecond, newest first.
   const page = await listPage(
     q,

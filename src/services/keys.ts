@@ -10,6 +10,7 @@ import { newId, randomBase62 } from '../ids.js';
 import { toKeyObject, type KeyObject } from '../shapes/keys.js';
 import { asApiVersion, type ApiVersion } from '../versions.js';
 import { isScope, type AuthContext, type Scope } from './access.js';
+import { recordAudit, type AuditScope } from './audit.js';
 import { ensureProject } from './orgs.js';
 
 // API keys are 256-bit random tokens, so a single SHA-256 is the right storage hash
@@ -159,11 +160,37 @@ export async function createProjectKey(
   deps: Pick<Deps, 'db' | 'clock'>,
   scope: ProjectScope,
   input: NewKey,
+  audit: AuditScope,
 ): Promise<KeyObject & { key: string }> {
   return transact(deps.db, async (trx) => {
-    const { row, key } = await issueKey(trx, scope.projectId, input, iso(deps.clock.now()));
+    const now = iso(deps.clock.now());
+    const { row, key } = await issueKey(trx, scope.projectId, input, now);
+    await recordKeyAudit(trx, audit, 'key.created', row, now, {
+      scopes: toKeyObject(row).scopes,
+      ...(row.expires ? { expires: row.expires } : {}),
+    });
     return { ...toKeyObject(row), key };
   });
+}
+
+function recordKeyAudit(
+  trx: Kysely<Database>,
+  audit: AuditScope,
+  action: 'key.created' | 'key.renamed' | 'key.paused' | 'key.resumed' | 'key.revoked',
+  row: ApiKeysTable,
+  now: string,
+  details: Record<string, unknown> = {},
+): Promise<void> {
+  return recordAudit(
+    trx,
+    {
+      ...audit,
+      action,
+      target: { type: 'api_key', id: row.id },
+      details: { name: row.name, hint: row.hint, ...details },
+    },
+    now,
+  );
 }
 
 async function findProjectKey(db: Kysely<Database>, scope: ProjectScope, id: string): Promise<ApiKeysTable> {
@@ -183,29 +210,39 @@ export async function updateProjectKey(
   scope: ProjectScope,
   id: string,
   patch: { name?: string | null; paused?: boolean },
+  audit: AuditScope,
 ): Promise<KeyObject> {
-  const row = await findProjectKey(deps.db, scope, id);
-  if (row.revoked) throw new AppError('conflict', `API key ${id} is revoked; make a new one`);
-  const set: Partial<ApiKeysTable> = {};
-  if (patch.name !== undefined) set.name = patch.name;
-  if (patch.paused !== undefined) set.paused = patch.paused ? (row.paused ?? iso(deps.clock.now())) : null;
-  if (Object.keys(set).length > 0) await deps.db.updateTable('api_keys').set(set).where('id', '=', id).execute();
+  const updated = await transact(deps.db, async (trx) => {
+    const row = await findProjectKey(trx, scope, id);
+    if (row.revoked) throw new AppError('conflict', `API key ${id} is revoked; make a new one`);
+    const now = iso(deps.clock.now());
+    const set: Partial<ApiKeysTable> = {};
+    if (patch.name !== undefined) set.name = patch.name;
+    if (patch.paused !== undefined) set.paused = patch.paused ? (row.paused ?? now) : null;
+    if (Object.keys(set).length > 0) await trx.updateTable('api_keys').set(set).where('id', '=', id).execute();
+    const next = { ...row, ...set };
+    if (next.name !== row.name) await recordKeyAudit(trx, audit, 'key.renamed', next, now, { from: row.name });
+    if (next.paused && !row.paused) await recordKeyAudit(trx, audit, 'key.paused', next, now);
+    if (!next.paused && row.paused) await recordKeyAudit(trx, audit, 'key.resumed', next, now);
+    return next;
+  });
   forgetKey(id);
-  return toKeyObject({ ...row, ...set });
+  return toKeyObject(updated);
 }
 
 export async function revokeProjectKey(
   deps: Pick<Deps, 'db' | 'clock'>,
   scope: ProjectScope,
   id: string,
+  audit: AuditScope,
 ): Promise<void> {
-  const row = await findProjectKey(deps.db, scope, id);
-  if (!row.revoked)
-    await deps.db
-      .updateTable('api_keys')
-      .set({ revoked: iso(deps.clock.now()) })
-      .where('id', '=', id)
-      .execute();
+  await transact(deps.db, async (trx) => {
+    const row = await findProjectKey(trx, scope, id);
+    if (row.revoked) return;
+    const now = iso(deps.clock.now());
+    await trx.updateTable('api_keys').set({ revoked: now }).where('id', '=', id).execute();
+    await recordKeyAudit(trx, audit, 'key.revoked', row, now);
+  });
   forgetKey(id);
 }
 
@@ -252,6 +289,7 @@ export async function authenticate(deps: Pick<Deps, 'db' | 'clock'>, token: stri
     ])
     .where('api_keys.key_hash', '=', hashKey(token))
     .where('api_keys.revoked', 'is', null)
+    .where('projects.deleted', 'is', null)
     .executeTakeFirst();
   if (!row || row.paused) return null;
   const expires = row.expires ? Date.parse(row.expires) : Infinity;

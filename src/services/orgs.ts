@@ -8,6 +8,7 @@ import { newId, randomBase62 } from '../ids.js';
 import { toProjectObject } from '../shapes/projects.js';
 import { DEFAULT_VERSION, type ApiVersion } from '../versions.js';
 import { newWebhookSecret } from '../webhooks/secrets.js';
+import { recordAudit, type Actor } from './audit.js';
 
 // Organisations and their projects, and who belongs to them (a role per organisation).
 
@@ -54,14 +55,19 @@ export async function ensureProject(
   apiVersion?: ApiVersion,
 ) {
   const org =
-    (await trx.selectFrom('orgs').select(['id', 'name']).where('name', '=', orgName).executeTakeFirst()) ??
-    (await insertOrg(trx, orgName, now));
+    (await trx
+      .selectFrom('orgs')
+      .select(['id', 'name'])
+      .where('name', '=', orgName)
+      .where('deleted', 'is', null)
+      .executeTakeFirst()) ?? (await insertOrg(trx, orgName, now));
   const project =
     (await trx
       .selectFrom('projects')
       .select(['id', 'name'])
       .where('org_id', '=', org.id)
       .where('name', '=', projectName)
+      .where('deleted', 'is', null)
       .executeTakeFirst()) ?? (await insertProject(trx, org.id, projectName, now, apiVersion));
   return { org, project };
 }
@@ -86,6 +92,7 @@ export async function roleInProject(
     .select(['memberships.role', 'projects.org_id'])
     .where('projects.id', '=', projectId)
     .where('memberships.user_id', '=', userId)
+    .where('projects.deleted', 'is', null)
     .executeTakeFirst();
   return row ? { role: row.role, orgId: row.org_id } : undefined;
 }
@@ -97,6 +104,7 @@ export async function listOrgs(deps: Pick<Deps, 'db'>, userId: string) {
     .innerJoin('orgs', 'orgs.id', 'memberships.org_id')
     .select(['orgs.id', 'orgs.name', 'orgs.created', 'memberships.role'])
     .where('memberships.user_id', '=', userId)
+    .where('orgs.deleted', 'is', null)
     .orderBy('orgs.created')
     .orderBy('orgs.id')
     .execute();
@@ -117,6 +125,7 @@ export async function memberships(deps: Pick<Deps, 'db'>, userId: string) {
             'in',
             orgs.map((o) => o.id),
           )
+          .where('deleted', 'is', null)
           .orderBy('created')
           .orderBy('id')
           .execute();
@@ -130,9 +139,11 @@ export async function memberships(deps: Pick<Deps, 'db'>, userId: string) {
 async function orgRole(deps: Pick<Deps, 'db'>, userId: string, orgId: string): Promise<Role> {
   const m = await deps.db
     .selectFrom('memberships')
-    .select('role')
-    .where('user_id', '=', userId)
-    .where('org_id', '=', orgId)
+    .innerJoin('orgs', 'orgs.id', 'memberships.org_id')
+    .select('memberships.role')
+    .where('memberships.user_id', '=', userId)
+    .where('memberships.org_id', '=', orgId)
+    .where('orgs.deleted', 'is', null)
     .executeTakeFirst();
   if (!m) throw new AppError('not_found', `no organisation ${orgId} of yours`);
   return m.role;
@@ -144,13 +155,20 @@ export async function listOrgProjects(deps: Pick<Deps, 'db'>, userId: string, or
     .selectFrom('projects')
     .selectAll()
     .where('org_id', '=', orgId)
+    .where('deleted', 'is', null)
     .orderBy('created')
     .execute();
   return rows.map(toProjectObject);
 }
 
 /** A new project of the organisation (owners and admins). */
-export async function createOrgProject(deps: Pick<Deps, 'db' | 'clock'>, userId: string, orgId: string, name: string) {
+export async function createOrgProject(
+  deps: Pick<Deps, 'db' | 'clock'>,
+  userId: string,
+  orgId: string,
+  name: string,
+  actor: Actor,
+) {
   const role = await orgRole(deps, userId, orgId);
   if (role !== 'owner' && role !== 'admin')
     throw new AppError('insufficient_role', `your role (${role}) may not create projects; ask an owner or admin`);
@@ -160,12 +178,26 @@ export async function createOrgProject(deps: Pick<Deps, 'db' | 'clock'>, userId:
       .select('id')
       .where('org_id', '=', orgId)
       .where('name', '=', name)
+      .where('deleted', 'is', null)
       .executeTakeFirst();
     if (taken)
       throw new AppError('conflict', `the organisation already has a project named "${name}"`, {
         details: [{ field: 'name', message: 'taken' }],
       });
-    const p = await insertProject(trx, orgId, name, iso(deps.clock.now()));
+    const now = iso(deps.clock.now());
+    const p = await insertProject(trx, orgId, name, now);
+    await recordAudit(
+      trx,
+      {
+        orgId,
+        projectId: p.id,
+        actor,
+        action: 'project.created',
+        target: { type: 'project', id: p.id },
+        details: { name },
+      },
+      now,
+    );
     return toProjectObject(
       await trx.selectFrom('projects').selectAll().where('id', '=', p.id).executeTakeFirstOrThrow(),
     );

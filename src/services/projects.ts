@@ -5,6 +5,8 @@ import type { ProjectsTable } from '../db/schema.js';
 import { toProjectObject, toSecretObject } from '../shapes/projects.js';
 import { newWebhookSecret, previousSecretExpires } from '../webhooks/secrets.js';
 import type { ApiVersion } from '../versions.js';
+import { transact } from '../db/transact.js';
+import { recordAudit, type AuditScope } from './audit.js';
 import { forgetProjectKeys } from './keys.js';
 
 export async function getProjectRow(deps: Pick<Deps, 'db'>, projectId: string): Promise<ProjectsTable> {
@@ -23,12 +25,37 @@ export interface ProjectPatch {
   api_version?: ApiVersion;
 }
 
-export async function updateProject(deps: Pick<Deps, 'db'>, projectId: string, patch: ProjectPatch) {
+export async function updateProject(
+  deps: Pick<Deps, 'db' | 'clock'>,
+  projectId: string,
+  patch: ProjectPatch,
+  audit: AuditScope,
+) {
   const set: Partial<ProjectsTable> = {};
   if (patch.require_signed_delivery !== undefined) set.require_signed_delivery = patch.require_signed_delivery ? 1 : 0;
   if (patch.api_version !== undefined) set.api_version = patch.api_version;
   if (Object.keys(set).length > 0) {
-    await deps.db.updateTable('projects').set(set).where('id', '=', projectId).execute();
+    await transact(deps.db, async (trx) => {
+      const before = toProjectObject(await getProjectRow({ db: trx }, projectId));
+      await trx.updateTable('projects').set(set).where('id', '=', projectId).execute();
+      const after = toProjectObject(await getProjectRow({ db: trx }, projectId));
+      const changes = Object.fromEntries(
+        (['require_signed_delivery', 'api_version'] as const)
+          .filter((k) => before[k] !== after[k])
+          .map((k) => [k, { from: before[k], to: after[k] }]),
+      );
+      if (Object.keys(changes).length > 0)
+        await recordAudit(
+          trx,
+          {
+            ...audit,
+            action: 'project.settings_changed',
+            target: { type: 'project', id: projectId },
+            details: changes,
+          },
+          iso(deps.clock.now()),
+        );
+    });
     forgetProjectKeys(projectId);
   }
   return getProject(deps, projectId);
@@ -46,16 +73,24 @@ export async function getWebhookSecret(deps: Pick<Deps, 'db' | 'clock'>, project
   );
 }
 
-export async function rotateWebhookSecret(deps: Pick<Deps, 'db' | 'clock'>, projectId: string) {
-  const row = await getProjectRow(deps, projectId);
-  await deps.db
-    .updateTable('projects')
-    .set({
-      webhook_secret: newWebhookSecret(),
-      webhook_secret_previous: row.webhook_secret,
-      webhook_secret_rotated: iso(deps.clock.now()),
-    })
-    .where('id', '=', projectId)
-    .execute();
+export async function rotateWebhookSecret(deps: Pick<Deps, 'db' | 'clock'>, projectId: string, audit: AuditScope) {
+  await transact(deps.db, async (trx) => {
+    const row = await getProjectRow({ db: trx }, projectId);
+    const now = iso(deps.clock.now());
+    await trx
+      .updateTable('projects')
+      .set({
+        webhook_secret: newWebhookSecret(),
+        webhook_secret_previous: row.webhook_secret,
+        webhook_secret_rotated: now,
+      })
+      .where('id', '=', projectId)
+      .execute();
+    await recordAudit(
+      trx,
+      { ...audit, action: 'project.webhook_secret_rotated', target: { type: 'project', id: projectId } },
+      now,
+    );
+  });
   return getWebhookSecret(deps, projectId);
 }

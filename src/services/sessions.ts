@@ -6,6 +6,7 @@ import type { Database, SessionsTable, UsersTable } from '../db/schema.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import { hashKey } from './keys.js';
+import { toSessionObject, type SessionObject } from '../shapes/people.js';
 
 // Sign-in sessions of the web application, kept in the database like API keys: the cookie holds
 // an opaque 256-bit token, the table only its SHA-256, so sessions can be listed and revoked
@@ -100,20 +101,6 @@ export async function endUserSessions(
   if (except) q = q.where('id', '!=', except);
   await q.execute();
 }
-
-export function toSessionObject(s: SessionsTable, currentId: string) {
-  return {
-    id: s.id,
-    object: 'session' as const,
-    created: s.created,
-    last_seen: s.last_seen,
-    expires: s.expires,
-    user_agent: s.user_agent ?? undefined,
-    ip: s.ip ?? undefined,
-    current: s.id === currentId,
-  };
-}
-export type SessionObject = ReturnType<typeof toSessionObject>;
 
 /** The user's live sessions, newest first. */
 export async function listSessions(

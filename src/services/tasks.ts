@@ -152,11 +152,8 @@ export async function refuseWithoutEngines(deps: Pick<Deps, 'config'>, kind: Kin
   throw new AppError('engine_unavailable', refusals.map((r) => r.message).join('; '), { details: refusals });
 }
 
-export async function getTask(
-  deps: Deps,
-  scope: Scope,
-  id: string,
-): Promise<TaskObject & { workflow?: WorkflowChildSummary[] }> {
+/** The project's task row, or a 404 (another project's id included). */
+async function findTaskRow(deps: Pick<Deps, 'db'>, scope: Scope, id: string): Promise<TasksTable> {
   const row = await deps.db
     .selectFrom('tasks')
     .selectAll()
@@ -164,6 +161,15 @@ export async function getTask(
     .where('id', '=', id)
     .executeTakeFirst();
   if (!row) throw new AppError('not_found', `no task ${id} in this project`);
+  return row;
+}
+
+export async function getTask(
+  deps: Deps,
+  scope: Scope,
+  id: string,
+): Promise<TaskObject & { workflow?: WorkflowChildSummary[] }> {
+  const row = await findTaskRow(deps, scope, id);
   const task = toTaskObject(row);
   if (row.kind !== 'workflow') return task;
   const children = await deps.db
@@ -257,14 +263,7 @@ async function retryRow(deps: Deps, scope: Scope, row: TasksTable): Promise<Task
 
 /** POST /tasks/{id}/retry: a new task of the same kind, input and options (retry_of names the old one). */
 export async function retryTask(deps: Deps, scope: Scope, id: string): Promise<TaskObject> {
-  const row = await deps.db
-    .selectFrom('tasks')
-    .selectAll()
-    .where('project_id', '=', scope.projectId)
-    .where('id', '=', id)
-    .executeTakeFirst();
-  if (!row) throw new AppError('not_found', `no task ${id} in this project`);
-  return retryRow(deps, scope, row);
+  return retryRow(deps, scope, await findTaskRow(deps, scope, id));
 }
 
 export interface RetryResult {

@@ -9,30 +9,17 @@ import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import { toKeyObject, type KeyObject } from '../shapes/keys.js';
 import { toProjectObject } from '../shapes/projects.js';
+import { toUserObject, type UserObject } from '../shapes/people.js';
 import { hashKey, issueKey } from './keys.js';
 import { addMember, ensureProject, insertOrg, insertProject } from './orgs.js';
 import { decoyHash, hashPassword, passwordProblem, verifyPassword } from './passwords.js';
-import { endUserSessions, startSession, type SessionMeta, type StartedSession } from './sessions.js';
+import { recordAudit, recordUserAudit, userActor } from './audit.js';
+import { endSession, endUserSessions, startSession, type SessionMeta, type StartedSession } from './sessions.js';
 
 // People: the first owner made through the one-time setup URL, users made by operators
 // (mediad users …), sign-in with a password, and changes to one's own account.
 
 type Db = Kysely<Database>;
-
-export function toUserObject(u: UsersTable) {
-  return {
-    id: u.id,
-    object: 'user' as const,
-    email: u.email,
-    name: u.name,
-    is_admin: u.is_admin === 1,
-    theme: u.theme,
-    status: u.status,
-    created: u.created,
-    last_sign_in: u.last_sign_in ?? undefined,
-  };
-}
-export type UserObject = ReturnType<typeof toUserObject>;
 
 const normaliseEmail = (email: string) => email.trim().toLowerCase();
 
@@ -138,6 +125,18 @@ export async function setUp(deps: Pick<Deps, 'db' | 'clock' | 'config'>, input: 
     const project = await insertProject(trx, org.id, input.project.trim(), now);
     const { row, key } = await issueKey(trx, project.id, { name: 'First key', createdBy: user.id }, now);
     const session = await startSession(trx, deps, user.id, meta);
+    await recordAudit(
+      trx,
+      {
+        orgId: org.id,
+        projectId: project.id,
+        actor: userActor(user.id, meta.ip),
+        action: 'auth.setup',
+        target: { type: 'user', id: user.id },
+        details: { email: user.email, org: org.name, project: project.name, key_id: row.id },
+      },
+      now,
+    );
     const projectRow = await trx
       .selectFrom('projects')
       .selectAll()
@@ -174,8 +173,45 @@ export async function signIn(
     password,
     user?.password_hash ?? (await decoyHash(deps.config.accounts.passwordLogN)),
   );
-  if (!user || !ok || user.status !== 'active')
+  if (!user || !ok || user.status !== 'active') {
+    const reason = !user ? 'unknown_email' : !ok ? 'wrong_password' : 'disabled';
+    await recordSignInFailure(deps, { userId: user?.id ?? null, email, reason, method: 'password', ip: meta.ip });
     throw new AppError('invalid_credentials', 'the email or the password is wrong (or the account is disabled)');
+  }
+  return openSession(deps, user, meta, previousSessionId);
+}
+
+/**
+ * Records a refused sign-in (the email tried, never a password) in the user's organisations when
+ * the account is known, else in no organisation.
+ */
+export async function recordSignInFailure(
+  deps: Pick<Deps, 'db' | 'clock'>,
+  f: { userId: string | null; email: string | null; reason: string; method: 'password' | 'oidc'; ip?: string },
+): Promise<void> {
+  await transact(deps.db, async (trx) => {
+    const failure = {
+      actor: { type: 'anonymous' as const, id: null, ip: f.ip ?? null },
+      action: 'auth.sign_in_failed' as const,
+      target: f.userId ? { type: 'user', id: f.userId } : null,
+      details: { email: f.email?.slice(0, 254), reason: f.reason, method: f.method },
+    };
+    const now = iso(deps.clock.now());
+    if (f.userId) await recordUserAudit(trx, f.userId, failure, now);
+    else await recordAudit(trx, { ...failure, orgId: null }, now);
+  });
+}
+
+/**
+ * A signed-in user's new session, whatever way they proved who they are (a password, the OpenID
+ * Connect provider): the session the browser held before ends, so no session id survives a sign-in.
+ */
+export async function openSession(
+  deps: Pick<Deps, 'db' | 'clock' | 'config'>,
+  user: UsersTable,
+  meta: SessionMeta,
+  previousSessionId?: string,
+): Promise<{ user: UsersTable } & StartedSession> {
   return transact(deps.db, async (trx) => {
     const now = iso(deps.clock.now());
     if (previousSessionId)
@@ -186,7 +222,19 @@ export async function signIn(
         .where('user_id', '=', user.id)
         .execute();
     await trx.updateTable('users').set({ last_sign_in: now }).where('id', '=', user.id).execute();
-    return { user, ...(await startSession(trx, deps, user.id, meta)) };
+    const started = await startSession(trx, deps, user.id, meta);
+    await recordUserAudit(
+      trx,
+      user.id,
+      {
+        actor: userActor(user.id, meta.ip),
+        action: 'auth.sign_in',
+        target: { type: 'session', id: started.session.id },
+        details: { email: user.email },
+      },
+      now,
+    );
+    return { user, ...started };
   });
 }
 
@@ -215,6 +263,7 @@ export async function changePassword(
   current: string,
   next: string,
   keepSessionId: string,
+  ip?: string,
 ): Promise<void> {
   checkPassword(next, 'new_password');
   const user = await getUser(deps, userId);
@@ -227,6 +276,12 @@ export async function changePassword(
     const now = iso(deps.clock.now());
     await trx.updateTable('users').set({ password_hash: hash, updated: now }).where('id', '=', userId).execute();
     await endUserSessions(trx, userId, now, keepSessionId);
+    await recordUserAudit(
+      trx,
+      userId,
+      { actor: userActor(userId, ip), action: 'account.password_changed', target: { type: 'user', id: userId } },
+      now,
+    );
   });
 }
 
@@ -295,5 +350,31 @@ export async function disableUser(deps: Pick<Deps, 'db' | 'clock'>, email: strin
     const now = iso(deps.clock.now());
     await trx.updateTable('users').set({ status: 'disabled', updated: now }).where('id', '=', user.id).execute();
     await endUserSessions(trx, user.id, now);
+  });
+}
+
+/** Signs out: this session, or with `everywhere` every session of the user; recorded in the audit log. */
+export async function signOut(
+  deps: Pick<Deps, 'db' | 'clock'>,
+  userId: string,
+  sessionId: string,
+  everywhere: boolean,
+  ip?: string,
+): Promise<void> {
+  await transact(deps.db, async (trx) => {
+    const now = iso(deps.clock.now());
+    if (everywhere) await endUserSessions(trx, userId, now);
+    else await endSession(trx, sessionId, now);
+    await recordUserAudit(
+      trx,
+      userId,
+      {
+        actor: userActor(userId, ip),
+        action: 'auth.sign_out',
+        target: { type: 'session', id: sessionId },
+        details: { everywhere },
+      },
+      now,
+    );
   });
 }

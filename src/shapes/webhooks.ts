@@ -14,7 +14,8 @@ function toAttemptObject(a: WebhookAttemptsTable) {
   };
 }
 
-export function toDeliveryObject(d: WebhookDeliveriesTable, attempts: WebhookAttemptsTable[]) {
+/** A delivery as the API shows it; `withPayload`: the exact body sent (the single-delivery read). */
+export function toDeliveryObject(d: WebhookDeliveriesTable, attempts: WebhookAttemptsTable[], withPayload = false) {
   return {
     id: d.id,
     object: 'webhook_delivery' as const,
@@ -26,6 +27,8 @@ export function toDeliveryObject(d: WebhookDeliveriesTable, attempts: WebhookAtt
     // When the next attempt is due; absent once the delivery is delivered or failed.
     next_attempt: d.status === 'pending' ? d.next_attempt : undefined,
     attempts: attempts.map(toAttemptObject),
+    // The request body exactly as sent (JSON text: the signature covers these bytes).
+    ...(withPayload ? { payload: d.payload } : {}),
     created: d.created,
     updated: d.updated,
   };
@@ -44,6 +47,10 @@ export function endpointShape(row: WebhookEndpointsTable, previousSecretExpires:
     events: JSON.parse(row.events) as string[],
     description: row.description ?? undefined,
     status: row.status,
+    enabled: row.status === 'active',
+    // Why and when it was disabled (410 Gone, deliveries failing after every retry, a user); absent while enabled.
+    disabled_reason: row.status === 'disabled' ? (row.disabled_reason ?? undefined) : undefined,
+    disabled_at: row.status === 'disabled' ? (row.disabled_at ?? undefined) : undefined,
     failed_deliveries: row.failed_deliveries,
     ...(withSecret ? { secret: row.secret } : {}),
     previous_secret_expires: previousSecretExpires ?? undefined,

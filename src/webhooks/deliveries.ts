@@ -5,6 +5,7 @@ import { newId } from '../ids.js';
 import type { Database, WebhookAttemptsTable, WebhookDeliveriesTable } from '../db/schema.js';
 import { listPage, type Page, type PageRequest } from '../db/paginate.js';
 import { wake } from '../db/transact.js';
+import { toEventObject } from '../shapes/events.js';
 import { toDeliveryObject, type DeliveryObject } from '../shapes/webhooks.js';
 import { WEBHOOK_READY } from '../signals.js';
 
@@ -16,7 +17,11 @@ export const NOT_SENT_DELETED = 'not sent: the webhook endpoint was deleted';
 
 export type DeliveryStatus = WebhookDeliveriesTable['status'];
 
-async function withAttempts(db: Kysely<Database>, rows: WebhookDeliveriesTable[]): Promise<DeliveryObject[]> {
+async function withAttempts(
+  db: Kysely<Database>,
+  rows: WebhookDeliveriesTable[],
+  withPayload = false,
+): Promise<DeliveryObject[]> {
   if (rows.length === 0) return [];
   const attempts = await db
     .selectFrom('webhook_attempts')
@@ -31,7 +36,7 @@ async function withAttempts(db: Kysely<Database>, rows: WebhookDeliveriesTable[]
     .execute();
   const byDelivery = new Map<string, WebhookAttemptsTable[]>(rows.map((r) => [r.id, []]));
   for (const a of attempts) byDelivery.get(a.delivery_id)?.push(a);
-  return rows.map((r) => toDeliveryObject(r, byDelivery.get(r.id) ?? []));
+  return rows.map((r) => toDeliveryObject(r, byDelivery.get(r.id) ?? [], withPayload));
 }
 
 /** Newest first, each with its attempts in order. */
@@ -58,9 +63,60 @@ async function findDelivery(db: Kysely<Database>, endpointId: string, id: string
   return row;
 }
 
+/** One delivery with its attempts and the exact payload sent. */
 export async function getDelivery(db: Kysely<Database>, endpointId: string, id: string): Promise<DeliveryObject> {
-  const [obj] = await withAttempts(db, [await findDelivery(db, endpointId, id)]);
+  const [obj] = await withAttempts(db, [await findDelivery(db, endpointId, id)], true);
   return obj!;
+}
+
+/** The type of the event `POST /webhooks/{id}/test` sends (never in the event log, never fanned out). */
+export const TEST_EVENT_TYPE = 'webhook.test';
+
+/**
+ * A test event for one endpoint, through the normal delivery path: a pending delivery row that
+ * the deliverer signs with the endpoint's secrets and sends like any other (retries, attempts,
+ * disabling rules and all). Its event id is the webhook-id; the event is not recorded in the log.
+ */
+export async function enqueueTestDelivery(
+  trx: Kysely<Database>,
+  endpoint: { id: string; project_id: string; url: string; status: string },
+  now: Date,
+): Promise<DeliveryObject> {
+  if (endpoint.status !== 'active')
+    throw new AppError(
+      'conflict',
+      `webhook endpoint ${endpoint.id} is disabled; enable it (PATCH enabled true) before sending it a test event`,
+    );
+  const at = iso(now);
+  const event = toEventObject({
+    id: newId('event'),
+    type: TEST_EVENT_TYPE,
+    data: JSON.stringify({
+      endpoint_id: endpoint.id,
+      message: 'A test event sent with POST /webhooks/{id}/test. Verify its signature, then answer 2xx.',
+    }),
+    created: at,
+    chain: null,
+  });
+  const row: WebhookDeliveriesTable = {
+    id: newId('delivery'),
+    project_id: endpoint.project_id,
+    task_id: null,
+    url: endpoint.url,
+    event_type: TEST_EVENT_TYPE,
+    payload: JSON.stringify(event),
+    status: 'pending',
+    attempts: 0,
+    next_attempt: at,
+    lease_expires: null,
+    created: at,
+    updated: at,
+    endpoint_id: endpoint.id,
+    event_id: event.id,
+  };
+  await trx.insertInto('webhook_deliveries').values(row).execute();
+  await wake(trx, WEBHOOK_READY);
+  return toDeliveryObject(row, [], true);
 }
 
 /**

@@ -31,7 +31,7 @@ export function toEndpointObject(row: WebhookEndpointsTable, now: Date, withSecr
   );
 }
 
-/** Disables an active endpoint and fails its pending deliveries; `why` is logged. */
+/** Disables an active endpoint and fails its pending deliveries; `why` is logged and shown as its disabled_reason. */
 export async function disableEndpoint(
   log: Logger,
   trx: Kysely<Database>,
@@ -41,7 +41,7 @@ export async function disableEndpoint(
 ): Promise<void> {
   const res = await trx
     .updateTable('webhook_endpoints')
-    .set({ status: 'disabled', updated: iso(now) })
+    .set({ status: 'disabled', disabled_reason: why, disabled_at: iso(now), updated: iso(now) })
     .where('id', '=', id)
     .where('status', '=', 'active')
     .executeTakeFirst();

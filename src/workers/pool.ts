@@ -14,6 +14,8 @@ import { Poller } from '../poller.js';
 import { policyOf } from '../queue/policies.js';
 import { classifyFailure, retryDelay } from '../queue/retry.js';
 import { claim, expiredLeases, fail, heartbeat, LeaseLostError, release } from '../queue/task-state.js';
+import { beatWorker, registerWorker, removeWorker, workerBeatMs, workerStaleMs } from '../queue/worker-registry.js';
+import type { WorkersTable } from '../db/schema.js';
 import { findFileRow } from '../services/files.js';
 import { findMedia } from '../services/media.js';
 import { toFileObject, toMediaObject } from '../shapes/files.js';
@@ -65,12 +67,25 @@ export class WorkerPool {
   private readonly poller: Poller;
   private readonly ai: AiEngines;
   private readonly onCancel = (id: string) => this.running.get(id)?.abort(new StopReason('cancelled'));
+  /** This pool as GET /workers lists it (queue/worker-registry.ts), kept by `beat`. */
+  private readonly row: WorkersTable;
+  private beat: NodeJS.Timeout | null = null;
+  private registered: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly deps: Deps,
     private readonly opts: PoolOptions,
   ) {
     this.ai = new AiEngines(deps);
+    const started = iso(deps.clock.now());
+    this.row = {
+      id: this.owner,
+      host: os.hostname(),
+      pid: process.pid,
+      concurrency: opts.concurrency,
+      started,
+      heartbeat: started,
+    };
     this.poller = new Poller({
       signal: TASK_READY,
       pollMs: opts.pollMs,
@@ -84,6 +99,16 @@ export class WorkerPool {
 
   start(): void {
     signals.on(TASK_CANCELLED, this.onCancel);
+    const { db, log, clock } = this.deps;
+    this.registered = registerWorker(db, this.row).catch((err: unknown) =>
+      log.warn({ err }, 'registering the worker failed'),
+    );
+    this.beat = setInterval(() => {
+      beatWorker(db, this.row, clock.now(), workerStaleMs(this.opts.leaseMs)).catch((err: unknown) =>
+        log.warn({ err }, 'worker heartbeat failed'),
+      );
+    }, workerBeatMs(this.opts.leaseMs));
+    this.beat.unref();
     this.poller.start();
   }
 
@@ -95,6 +120,11 @@ export class WorkerPool {
     while (this.running.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     for (const c of this.running.values()) c.abort(new StopReason('shutdown'));
     while (this.running.size > 0) await new Promise((r) => setTimeout(r, 20));
+    if (this.beat) clearInterval(this.beat);
+    await this.registered;
+    await removeWorker(this.deps.db, this.owner).catch((err: unknown) =>
+      this.deps.log.warn({ err }, 'removing the worker row failed'),
+    );
     await this.ai.close();
   }
 

@@ -43,7 +43,8 @@ export async function startSteps(
   }
 }
 
-const MEDIA_KINDS = new Set(['video', 'image', 'audio']);
+/** Outputs the steps after a step run on (video, image and audio files); after anything else they run on its input. */
+export const MEDIA_KINDS: ReadonlySet<string> = new Set(['video', 'image', 'audio']);
 
 /** Whether a task's output (a file summary, as JSON text) is a video, image or audio file. */
 function isMediaOutput(output: string | null): boolean {

@@ -31,6 +31,9 @@ before(async () => {
 });
 after(() => close());
 
+/** Who makes the endpoints (each change writes an audit record). */
+const audit = () => ({ orgId: 'org_unit', projectId, actor: { type: 'anonymous' as const, id: null, ip: null } });
+
 async function event(type: 'media.created' | 'task.completed'): Promise<EventRow> {
   const id = await db
     .transaction()
@@ -48,17 +51,27 @@ const rowsFor = (eventId: string) =>
 describe('endpointConsumer', () => {
   it('creates one delivery per subscribed active endpoint, once', async () => {
     const scope = { projectId };
-    const media = await createEndpoint(deps, scope, { url: 'https://a.example.com/h', events: ['media.created'] });
-    const all = await createEndpoint(deps, scope, { url: 'https://b.example.com/h', events: ['*'] });
-    await createEndpoint(deps, scope, { url: 'https://c.example.com/h', events: ['task.completed'] });
-    const off = await createEndpoint(deps, scope, { url: 'https://d.example.com/h', events: ['*'] });
-    await updateEndpoint(deps, scope, off.id, { status: 'disabled' });
+    const media = await createEndpoint(
+      deps,
+      scope,
+      { url: 'https://a.example.com/h', events: ['media.created'] },
+      audit(),
+    );
+    const all = await createEndpoint(deps, scope, { url: 'https://b.example.com/h', events: ['*'] }, audit());
+    await createEndpoint(deps, scope, { url: 'https://c.example.com/h', events: ['task.completed'] }, audit());
+    const off = await createEndpoint(deps, scope, { url: 'https://d.example.com/h', events: ['*'] }, audit());
+    await updateEndpoint(deps, scope, off.id, { status: 'disabled' }, audit());
     const other = await createKey(deps, 'unit', 'elsewhere');
-    await createEndpoint(deps, { projectId: other.project_id }, { url: 'https://e.example.com/h', events: ['*'] });
+    await createEndpoint(
+      deps,
+      { projectId: other.project_id },
+      { url: 'https://e.example.com/h', events: ['*'] },
+      audit(),
+    );
 
     const e = await event('media.created');
     await new Promise((r) => setTimeout(r, 5));
-    const late = await createEndpoint(deps, scope, { url: 'https://f.example.com/h', events: ['*'] });
+    const late = await createEndpoint(deps, scope, { url: 'https://f.example.com/h', events: ['*'] }, audit());
     await fanOut(e);
     await fanOut(e); // a second dispatch of the same event (crash and replay) adds nothing
     const rows = await rowsFor(e.id);
@@ -78,6 +91,7 @@ describe('WebhookDeliverer with endpoint deliveries', () => {
       deps,
       { projectId },
       { url: 'https://g.example.com/h', events: ['task.completed'] },
+      audit(),
     );
     const e = await event('task.completed');
     await fanOut(e);

@@ -92,6 +92,8 @@ describe('endpoint secrets', () => {
     failed_deliveries: 0,
     created: '2026-01-01T00:00:00.000Z',
     updated: '2026-01-01T00:00:00.000Z',
+    disabled_reason: null,
+    disabled_at: null,
   };
 
   it('signs with the previous secret for 24 h after a rotation, and both signatures verify', () => {

@@ -2,6 +2,8 @@
 // kept beside the routes (a test holds the two to each other: a route without an entry here, or
 // an entry without a route, fails).
 
+import { OIDC_SIGN_IN_ERRORS } from '../../errors.js';
+
 export interface Operation {
   /** Unique, stable: what generated clients name their methods after. */
   id: string;
@@ -27,10 +29,16 @@ export const TAGS = {
   Delivery:
     'File bytes at their delivery address, with range requests; public unless the project requires signed URLs.',
   Keys: 'The project’s API keys: scopes, expiry, pause and resume, revocation. Managed with full access (an owner or admin, or a full-access key).',
+  Usage:
+    'The project’s request log (what its keys and people asked, and the answers’ status and time; never bodies or secrets) and its usage figures.',
   Accounts:
     'People: first-run setup, sign-in with a session cookie, one’s own account and sessions. The web application uses these; API clients use keys.',
   Organisations: 'The signed-in person’s organisations (a role in each) and their projects.',
+  Administration:
+    'Organisations, projects, members and roles, invitations and the audit log: owners and admins of an organisation, and instance administrators.',
   Service: 'What the service itself answers: its health and its metrics.',
+  Operations:
+    'Running mediad: the organisation’s queue per task kind (pause and resume a kind) and the workers alive (owners and admins, or full-access keys), and the system’s status (any authenticated caller).',
 } as const;
 export type Tag = keyof typeof TAGS;
 
@@ -145,11 +153,25 @@ export const OPERATIONS: Record<string, Operation> = {
     description: 'Properties not sent are cleared.',
   },
   'DELETE /automations/:id': { id: 'deleteAutomation', tag: 'Automations', summary: 'Delete an automation' },
+  'POST /automations/:id/dry-run': {
+    id: 'dryRunAutomation',
+    tag: 'Automations',
+    summary: 'Dry-run an automation against a media',
+    description:
+      'What a run on the media’s file (its `original`, else its first) would do, decided by the code a run uses: whether the trigger’s conditions hold (`would_start`), and for every step (`path` as `workflow[1].next[0]`) whether it would start (`runs`: `yes`, `no`, or `unknown` when that depends on an earlier step’s output), why, the file it works on, each condition with the value it compares and whether it passes (`passed: null` with `depends_on` when it reads an earlier step’s result, e.g. `metadata.nsfw.detected` after an nsfw step, or a file a step makes), the branch taken, and the problems (validation, input kind, engines) that would make it fail. Creates nothing: no task, event or file. It ignores whether the automation is active.',
+  },
+  'GET /automations/:id/runs': {
+    id: 'listAutomationRuns',
+    tag: 'Automations',
+    summary: 'An automation’s run history',
+    description:
+      'The workflow tasks the automation started, newest first, each with the event that started it and its steps’ tasks (id, kind, status, timings, error).',
+  },
   'GET /events': {
     id: 'listEvents',
     tag: 'Events',
     summary: 'List events',
-    description: 'Newest first; filter by `type`.',
+    description: 'Newest first; filter by `type`: one type (`task.failed`) or every type of a resource (`task.*`).',
   },
   'GET /events/:id': { id: 'getEvent', tag: 'Events', summary: 'Get an event' },
   'POST /webhooks': {
@@ -164,7 +186,15 @@ export const OPERATIONS: Record<string, Operation> = {
     id: 'updateWebhook',
     tag: 'Webhooks',
     summary: 'Update a webhook endpoint',
-    description: 'Disabling fails its pending deliveries; enabling resets its failure count.',
+    description:
+      'Disabling (`enabled: false` or `status: "disabled"`) fails its pending deliveries; enabling resets its failure count and clears `disabled_reason` and `disabled_at`.',
+  },
+  'POST /webhooks/:id/test': {
+    id: 'testWebhook',
+    tag: 'Webhooks',
+    summary: 'Send a test event',
+    description:
+      'Queues a `webhook.test` event (`data: {endpoint_id, message}`) for this endpoint only, sent and signed like every delivery; it appears in the delivery log (202 with the delivery) but not in the event log. A disabled endpoint answers 409.',
   },
   'DELETE /webhooks/:id': { id: 'deleteWebhook', tag: 'Webhooks', summary: 'Delete a webhook endpoint' },
   'POST /webhooks/:id/rotate-secret': {
@@ -177,9 +207,14 @@ export const OPERATIONS: Record<string, Operation> = {
     id: 'listWebhookDeliveries',
     tag: 'Webhooks',
     summary: 'List an endpoint’s deliveries',
-    description: 'Newest first, each with every attempt.',
+    description: 'Newest first, each with every attempt (status code, duration, error).',
   },
-  'GET /webhooks/:id/deliveries/:delivery_id': { id: 'getWebhookDelivery', tag: 'Webhooks', summary: 'Get a delivery' },
+  'GET /webhooks/:id/deliveries/:delivery_id': {
+    id: 'getWebhookDelivery',
+    tag: 'Webhooks',
+    summary: 'Get a delivery',
+    description: 'With every attempt and `payload`: the request body exactly as sent (the bytes the signature covers).',
+  },
   'POST /webhooks/:id/deliveries/:delivery_id/retry': {
     id: 'retryWebhookDelivery',
     tag: 'Webhooks',
@@ -209,6 +244,26 @@ export const OPERATIONS: Record<string, Operation> = {
     tag: 'Project',
     summary: 'Rotate the task webhook secret',
     description: 'The old secret keeps signing beside the new one for 24 hours.',
+  },
+  'GET /requests': {
+    id: 'listRequests',
+    tag: 'Usage',
+    summary: 'List the project’s requests',
+    description:
+      'Newest first: every API request made with a key, a session or a signed upload URL (method, path with secret query values redacted, status, time, key or user). Kept `MEDIAD_REQUEST_LOG_DAYS` days or `MEDIAD_REQUEST_LOG_MAX_ROWS` rows, whichever comes first. Filters: `status_class`, `method`, `key_id`, `user_id`, `created_after`, `created_before`.',
+  },
+  'GET /requests/:id': {
+    id: 'getRequest',
+    tag: 'Usage',
+    summary: 'Get a request',
+    description: 'By its request id (`x-request-id`, `meta.request_id`).',
+  },
+  'GET /usage': {
+    id: 'getUsage',
+    tag: 'Usage',
+    summary: 'The project’s usage',
+    description:
+      '`range`: `24h` (per hour), `7d` or `30d` (per UTC day). Bytes delivered, processing seconds per task kind, tasks ended per status, as totals and as columns per bucket; storage used now.',
   },
   'POST /signatures': {
     id: 'createSignature',
@@ -258,7 +313,8 @@ export const OPERATIONS: Record<string, Operation> = {
     id: 'getAuthStatus',
     tag: 'Accounts',
     summary: 'Whether mediad is set up',
-    description: '`setup_required` until the first owner is made with the setup URL printed at start.',
+    description:
+      '`setup_required` until the first owner is made with the setup URL printed at start; which sign-in methods are on (`password_sign_in`, `oidc` with the provider’s name and start URL).',
     public: true,
   },
   'POST /auth/setup': {
@@ -274,7 +330,26 @@ export const OPERATIONS: Record<string, Operation> = {
     tag: 'Accounts',
     summary: 'Sign in',
     description:
-      'Sets the session cookie and answers the CSRF token. The same 401 whether the email is known or not; attempts are limited per account and per address.',
+      'Sets the session cookie and answers the CSRF token. The same 401 whether the email is known or not; attempts are limited per account and per address. 403 `password_sign_in_disabled` when MEDIAD_PASSWORD_SIGN_IN=false.',
+    public: true,
+  },
+  'GET /auth/oidc/start': {
+    id: 'startOidcSignIn',
+    tag: 'Accounts',
+    summary: 'Sign in with the OpenID Connect provider',
+    description:
+      'A browser navigation: redirects to the provider (authorization code flow with PKCE, state and nonce in a 10-minute signed `__Host-mediad_oidc` cookie). When the provider is not set up or cannot be reached, redirects to `/app/sign-in?error=<code>`.',
+    public: true,
+  },
+  'GET /auth/oidc/callback': {
+    id: 'finishOidcSignIn',
+    tag: 'Accounts',
+    summary: 'The OpenID Connect provider’s answer',
+    description:
+      'Where the provider sends the browser back. Checks state, nonce and the PKCE verifier, takes the verified email, signs its user in (the same session cookie as `POST /auth/sign-in`) and redirects to `/app/`; otherwise to `/app/sign-in?error=<code>` with one of: ' +
+      Object.keys(OIDC_SIGN_IN_ERRORS)
+        .map((c) => `\`${c}\``)
+        .join(', '),
     public: true,
   },
   'POST /auth/sign-out': {
@@ -325,6 +400,143 @@ export const OPERATIONS: Record<string, Operation> = {
     tag: 'Organisations',
     summary: 'Create a project',
     description: 'Owners and admins of the organisation.',
+    session: true,
+  },
+  'GET /queue': {
+    id: 'getQueue',
+    tag: 'Operations',
+    summary: 'The organisation’s queue per task kind',
+    description:
+      'Every task kind with its tasks over all the organisation’s projects: `pending` (due, waiting for a worker), `delayed` (a retry waiting out its backoff), `processing`, `waiting` (workflows whose steps run), `failed` (in the last 24 hours), `oldest_pending_seconds`, and whether the kind is `paused`. Owners and admins, or a full-access key.',
+  },
+  'POST /queue/kinds/:kind/pause': {
+    id: 'pauseQueueKind',
+    tag: 'Operations',
+    summary: 'Pause a task kind',
+    description:
+      'Workers stop claiming tasks of this kind for the organisation’s projects until it is resumed; they stay pending (new ones are still accepted) and tasks already running finish. Answers the kind’s counts. An unknown kind is a 400.',
+  },
+  'POST /queue/kinds/:kind/resume': {
+    id: 'resumeQueueKind',
+    tag: 'Operations',
+    summary: 'Resume a task kind',
+    description: 'Workers claim its pending tasks again (idle ones within `MEDIAD_WORKER_POLL_MS`).',
+  },
+  'GET /workers': {
+    id: 'listWorkers',
+    tag: 'Operations',
+    summary: 'The worker processes alive',
+    description:
+      'Each process that runs tasks (`mediad worker`, or `serve` with workers): host, pid, concurrency, when it started, its last heartbeat, and the tasks it runs now that belong to the organisation (`current_task_id`, `current_tasks`). A process that stopped beating for a lease (`MEDIAD_WORKER_LEASE_SECONDS`) is left out.',
+  },
+  'GET /system': {
+    id: 'getSystem',
+    tag: 'Operations',
+    summary: 'The system’s status',
+    description:
+      'The mediad version, the database backend (`sqlite` or `postgres`), the storage backend (`disk`, or `s3` with its bucket), FFmpeg and ffprobe, the intelligence engines (what `mediad doctor` reports, without loading the NSFW model, checked at most every 5 minutes per process) and the instance’s queue in total. Never a credential. Any authenticated caller.',
+  },
+  'POST /orgs': {
+    id: 'createOrg',
+    tag: 'Administration',
+    summary: 'Create an organisation',
+    description: 'Instance administrators; the creator becomes its owner. A name in use is a 409.',
+    session: true,
+  },
+  'PATCH /orgs/:id': {
+    id: 'renameOrg',
+    tag: 'Administration',
+    summary: 'Rename an organisation',
+    description: 'Owners (and instance administrators).',
+    session: true,
+  },
+  'DELETE /orgs/:id': {
+    id: 'deleteOrg',
+    tag: 'Administration',
+    summary: 'Delete an organisation',
+    description:
+      'Owners, with `{"confirm": "<the exact name>"}` (otherwise 400 `confirmation_required`). The organisation and its projects disappear at once (their keys stop working); their rows and files are removed in the background.',
+    session: true,
+  },
+  'PATCH /orgs/:id/projects/:project_id': {
+    id: 'renameProject',
+    tag: 'Administration',
+    summary: 'Rename a project',
+    description: 'Owners and admins.',
+    session: true,
+  },
+  'DELETE /orgs/:id/projects/:project_id': {
+    id: 'deleteProject',
+    tag: 'Administration',
+    summary: 'Delete a project',
+    description:
+      'Owners and admins, with `{"confirm": "<the exact name>"}`. The project disappears at once (its keys stop working, its tasks are cancelled); its rows and files are removed in the background.',
+    session: true,
+  },
+  'GET /orgs/:id/members': {
+    id: 'listMembers',
+    tag: 'Administration',
+    summary: 'List an organisation’s members',
+    session: true,
+  },
+  'PATCH /orgs/:id/members/:user_id': {
+    id: 'changeMemberRole',
+    tag: 'Administration',
+    summary: 'Change a member’s role',
+    description:
+      'Owners change any role; admins change admins, members and viewers. The last owner cannot be demoted (409 `last_owner`).',
+    session: true,
+  },
+  'DELETE /orgs/:id/members/:user_id': {
+    id: 'removeMember',
+    tag: 'Administration',
+    summary: 'Remove a member',
+    description:
+      'Owners remove anyone, admins anyone but owners; anyone may remove themselves. The last owner cannot be removed (409 `last_owner`).',
+    session: true,
+  },
+  'POST /orgs/:id/invitations': {
+    id: 'createInvitation',
+    tag: 'Administration',
+    summary: 'Invite someone',
+    description:
+      'Owners and admins (only owners invite owners). The answer’s `url` (`…/app/invite#token=…`) is shown once and works for `MEDIAD_INVITATION_HOURS`.',
+    session: true,
+  },
+  'GET /orgs/:id/invitations': {
+    id: 'listInvitations',
+    tag: 'Administration',
+    summary: 'List invitations',
+    session: true,
+  },
+  'DELETE /orgs/:id/invitations/:invitation_id': {
+    id: 'revokeInvitation',
+    tag: 'Administration',
+    summary: 'Revoke an invitation',
+    session: true,
+  },
+  'POST /auth/accept-invitation': {
+    id: 'acceptInvitation',
+    tag: 'Administration',
+    summary: 'Accept an invitation',
+    description:
+      'With a session whose email is the invitation’s, the membership is added; without one, a new user is made (`name` and `password` required) and signed in. An expired, revoked or used link is a 410 `invitation_expired`, 410 `invitation_revoked` or 409 `invitation_used`.',
+    public: true,
+  },
+  'GET /orgs/:id/audit': {
+    id: 'listOrgAudit',
+    tag: 'Administration',
+    summary: 'Read an organisation’s audit log',
+    description:
+      'Owners and admins. Newest first; filter by `action`, `actor` (a user or key id), `created_after`, `created_before`.',
+    session: true,
+  },
+  'GET /audit': {
+    id: 'listAudit',
+    tag: 'Administration',
+    summary: 'Read the whole audit log',
+    description:
+      'Instance administrators: every organisation’s records, and those of none (failed sign-ins of unknown emails).',
     session: true,
   },
   'GET /health': {

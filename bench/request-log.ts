@@ -1,0 +1,126 @@
+// What the request log costs the API: two mediad processes, each on its own data dir with 100,000
+// files seeded, one recording every request (the default) and one with MEDIAD_REQUEST_LOG=false,
+// measured with wrk in interleaved rounds (GET /files/{id}, the cheapest route, where recording
+// weighs most, and GET /files?limit=20). Prints req/s, p99 and server CPU per request for each,
+// and the ratio on/off. Run: npm run bench:request-log
+import path from 'node:path';
+import { FILES, seedFiles as seed } from './seed-files.js';
+import {
+  cpuMs,
+  createKeyCli,
+  fmt,
+  freePort,
+  median,
+  mediadEnv,
+  removeDir,
+  request,
+  startMediad,
+  table,
+  tempDataDir,
+  verdict,
+  wrk,
+  writeResults,
+  type WrkResult,
+} from './lib.js';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+/** "At most a few percent": the recording server keeps at least 95% of the other's throughput. */
+const TARGET_RATIO = 0.95;
+
+async function instance(label: string, extra: Record<string, string>) {
+  const dataDir = await tempDataDir(`reqlog-${label}`);
+  const env = mediadEnv(dataDir, await freePort(), { MEDIAD_SERVE_WORKERS: 'false', ...extra });
+  const key = await createKeyCli(env);
+  const seeded = seed(path.join(dataDir, 'mediad.db'), key.project_id);
+  const mediad = await startMediad(env);
+  return { label, dataDir, key, seeded, mediad, auth: { Authorization: `Bearer ${key.key}` } };
+}
+
+async function main(): Promise<void> {
+  const on = await instance('on', {});
+  const off = await instance('off', { MEDIAD_REQUEST_LOG: 'false' });
+  const servers = [on, off];
+  try {
+    for (const s of servers) {
+      const res = await request(`${s.mediad.url}/files/${s.seeded.sampleId}`, { headers: s.auth, ca: s.mediad.ca });
+      if (res.status !== 200) throw new Error(`mediad (${s.label}) answered ${res.status}: ${res.body.slice(0, 300)}`);
+    }
+    const cases = [
+      { name: 'GET /files/{id}', path: (s: typeof on) => `/files/${s.seeded.sampleId}` },
+      { name: 'GET /files?limit=20', path: () => '/files?limit=20' },
+    ];
+    const measured = new Map<string, (WrkResult & { cpuUs: number })[]>();
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const c of cases) {
+        for (const s of round % 2 ? servers : [...servers].reverse()) {
+          const id = `${c.name} ${s.label}`;
+          console.log(`round ${round}/${ROUNDS}, ${id}: 3 s warm-up, ${SECONDS} s measured`);
+          const url = `${s.mediad.url}${c.path(s)}`;
+          await wrk(url, s.auth, 3, 0);
+          const cpuBefore = await cpuMs(s.mediad.pid);
+          const r = await wrk(url, s.auth, SECONDS, 0);
+          const cpuUs = (((await cpuMs(s.mediad.pid)) - cpuBefore) * 1000) / r.requests;
+          if (r.errors) console.log(`  wrk reported: ${r.errors}`);
+          measured.set(id, [...(measured.get(id) ?? []), { ...r, cpuUs }]);
+        }
+      }
+    }
+    // Let the last batches land, then count what the recording server stored and dropped.
+    await new Promise((r) => setTimeout(r, 1000));
+    const metrics = await request(`${on.mediad.url}/metrics`, { ca: on.mediad.ca });
+    const dropped = Number(/^mediad_request_log_dropped_total (\d+)/m.exec(metrics.body)?.[1] ?? NaN);
+    const { default: Database } = await import('better-sqlite3');
+    const db = new Database(path.join(on.dataDir, 'mediad.db'), { readonly: true });
+    const stored = (db.prepare('select count(*) as n from request_log').get() as { n: number }).n;
+    db.close();
+
+    const rows = [];
+    const ratios: Record<string, number> = {};
+    for (const c of cases) {
+      const a = measured.get(`${c.name} on`)!;
+      const b = measured.get(`${c.name} off`)!;
+      const ratio = median(a.map((x, i) => x.rps / b[i]!.rps));
+      ratios[c.name] = ratio;
+      for (const [label, rs] of [
+        ['on', a],
+        ['off', b],
+      ] as const)
+        rows.push([
+          `${c.name}, request log ${label}`,
+          fmt(median(rs.map((r) => r.rps)), 0),
+          fmt(median(rs.map((r) => r.p99Ms)), 2),
+          fmt(median(rs.map((r) => r.cpuUs)), 0),
+          rs.map((r) => fmt(r.rps, 0)).join(' '),
+          label === 'on' ? fmt(ratio, 3) : '',
+        ]);
+    }
+    console.log(
+      `\nrequest log on vs off (wrk -t2 -c64 -d${SECONDS}s, HTTPS keep-alive, ${FILES} files; median of ${ROUNDS} interleaved rounds)\n`,
+    );
+    console.log(table(['case', 'req/s', 'p99 ms', 'server CPU µs/req', 'req/s each round', 'on/off'], rows));
+    const worst = Math.min(...Object.values(ratios));
+    console.log(`\nrows stored ${stored}, dropped ${dropped}`);
+    console.log(`worst ratio on/off ${fmt(worst, 3)}   target >= ${TARGET_RATIO}   ${verdict(worst >= TARGET_RATIO)}`);
+    const file = await writeResults('request-log', {
+      date: new Date().toISOString(),
+      node: process.version,
+      wrk: `-t2 -c64 -d${SECONDS}s --latency`,
+      rounds: ROUNDS,
+      results: Object.fromEntries(measured),
+      ratios,
+      stored,
+      dropped,
+      target: TARGET_RATIO,
+      pass: worst >= TARGET_RATIO,
+    });
+    console.log(`JSON summary: ${path.relative(process.cwd(), file)}`);
+  } finally {
+    for (const s of servers) {
+      await s.mediad.stop();
+      await removeDir(s.dataDir);
+    }
+  }
+}
+
+await main();

@@ -1,0 +1,59 @@
+import { sql, type Kysely } from 'kysely';
+import type { Database, UsageCountersTable } from '../schema.js';
+
+// The usage counters: a value per project, metric and UTC hour and day, added to where the
+// thing counted happens (a task's end, in its transaction) or in batches (bytes delivered).
+
+export type TaskEnd = 'completed' | 'failed' | 'cancelled';
+
+export const USAGE_METRICS = {
+  bytesDelivered: 'bytes_delivered',
+  /** Run time of the tasks of a kind that ended, in milliseconds. */
+  taskMs: (kind: string) => `task_ms:${kind}`,
+  tasks: (status: TaskEnd) => `tasks:${status}`,
+} as const;
+
+export interface UsageDelta {
+  projectId: string;
+  /** When it happened (ISO): picks its hour and day. */
+  at: string;
+  metric: string;
+  delta: number;
+}
+
+/** Hourly rows are kept this long (the 24 h chart needs one day); daily rows are kept. */
+export const HOURLY_KEEP_MS = 3 * 24 * 3600_000;
+
+/** Adds each delta to its hour's and its day's row, in one statement. */
+export async function addUsage(db: Kysely<Database>, deltas: UsageDelta[]): Promise<void> {
+  // One row per key: PostgreSQL refuses a statement that updates a row twice.
+  const merged = new Map<string, UsageCountersTable>();
+  for (const d of deltas) {
+    for (const [period, bucket] of [
+      ['h', d.at.slice(0, 13)],
+      ['d', d.at.slice(0, 10)],
+    ] as const) {
+      const id = `${d.projectId} ${period} ${bucket} ${d.metric}`;
+      const row = merged.get(id);
+      if (row) row.value += d.delta;
+      else merged.set(id, { project_id: d.projectId, period, bucket, metric: d.metric, value: d.delta });
+    }
+  }
+  const rows = [...merged.values()];
+  if (rows.length === 0) return;
+  await db
+    .insertInto('usage_counters')
+    .values(rows)
+    .onConflict((oc) =>
+      oc
+        .columns(['project_id', 'period', 'bucket', 'metric'])
+        .doUpdateSet({ value: sql<number>`usage_counters.value + excluded.value` }),
+    )
+    .execute();
+}
+
+/** Drops hourly rows older than HOURLY_KEEP_MS. */
+export async function pruneHourlyUsage(db: Kysely<Database>, now: Date): Promise<void> {
+  const cutoff = new Date(now.getTime() - HOURLY_KEEP_MS).toISOString().slice(0, 13);
+  await db.deleteFrom('usage_counters').where('period', '=', 'h').where('bucket', '<', cutoff).execute();
+}
