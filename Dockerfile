@@ -6,7 +6,8 @@ WORKDIR /app
 COPY package.json package-lock.json .npmrc tsconfig.json ./
 COPY src ./src
 COPY scripts ./scripts
-# npm ci runs `prepare`, which builds dist/ with tsc.
+COPY web ./web
+# npm ci runs `prepare`, which builds dist/ with tsc and the web application into dist/web with Vite.
 RUN npm ci --no-audit --no-fund && npm prune --omit=dev
 
 FROM node:20-bookworm-slim
@@ -17,6 +18,7 @@ WORKDIR /app
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist/src ./dist/src
+COPY --from=build /app/dist/web ./dist/web
 ENV NODE_ENV=production MEDIAD_DATA_DIR=/data MEDIAD_HOST=0.0.0.0 MEDIAD_PORT=8443
 RUN mkdir -p /data && chown node:node /data
 VOLUME /data

@@ -5,6 +5,7 @@
 // `madge --circular` (npm run lint). A new folder gets its rule here in the same commit.
 import js from '@eslint/js';
 import globals from 'globals';
+import reactHooks from 'eslint-plugin-react-hooks';
 import tseslint from 'typescript-eslint';
 
 /** Imports of mediad's own folders (`../<folder>/…`) that a floor may not make. */
@@ -59,7 +60,7 @@ const restrict = (files, banned, { typesFrom = [], ownedPatterns = owned } = {})
 });
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.test-cache/**', 'data/**', 'web/dist/**'] },
+  { ignores: ['dist/**', 'node_modules/**', '.test-cache/**', 'data/**', 'web/dist/**', 'web/src/api/schema.d.ts'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -110,6 +111,24 @@ export default tseslint.config(
     // Migrations are written against the schema of their day, not today's Database type (Kysely's advice).
     files: ['src/db/migrations/**'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+  {
+    // The web application (web/): browser code, React's hook rules. It reaches the server only
+    // through the public API (web/src/api/client.ts), never by importing src/.
+    files: ['web/**/*.{ts,tsx}'],
+    ...reactHooks.configs.flat['recommended-latest'],
+    languageOptions: { globals: { ...globals.browser } },
+    rules: {
+      ...reactHooks.configs.flat['recommended-latest'].rules,
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/src/*', '!./*', '!../*'], message: 'the web app uses the public API, not src/' }] },
+      ],
+    },
+  },
+  {
+    files: ['web/public/**/*.js'],
+    languageOptions: { globals: { ...globals.browser }, sourceType: 'script' },
   },
   {
     files: ['test/**', 'bench/**', 'scripts/**'],

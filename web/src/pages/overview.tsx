@@ -1,0 +1,196 @@
+import { Tabs } from 'radix-ui';
+import { Link, useParams } from 'react-router';
+import { api, ok } from '../api/client';
+import type { Task } from '../api/types';
+import {
+  CopyButton,
+  DataTable,
+  EmptyState,
+  ErrorBanner,
+  formatBytes,
+  PageHeader,
+  Skeleton,
+  Time,
+  useLoad,
+} from '../components/ui';
+import { membershipOf, permissionsFor, useSignedIn } from '../session';
+
+// The project at a glance: counts from GET /project/stats, the latest failures (linking to the
+// tasks page and their media), and getting-started snippets with this server's URL.
+
+function snippets(base: string) {
+  const curl = `export MEDIAD_API_KEY=mdk_…   # an API key of this project
+
+# Add a file from a URL (it becomes a media)
+curl -H "Authorization: Bearer $MEDIAD_API_KEY" -H "Content-Type: application/json" \\
+     -d '{"url":"https://example.com/clip.mp4"}' ${base}/files
+
+# Make a 640 px WebP from it
+curl -H "Authorization: Bearer $MEDIAD_API_KEY" -H "Content-Type: application/json" \\
+     -d '{"kind":"image","file_id":"file_…","width":640,"format":"webp"}' ${base}/tasks`;
+  const js = `const base = '${base}';
+const headers = {
+  Authorization: \`Bearer \${process.env.MEDIAD_API_KEY}\`,
+  'Content-Type': 'application/json',
+};
+
+const file = await fetch(\`\${base}/files\`, {
+  method: 'POST',
+  headers,
+  body: JSON.stringify({ url: 'https://example.com/clip.mp4' }),
+}).then((r) => r.json());
+
+const task = await fetch(\`\${base}/tasks\`, {
+  method: 'POST',
+  headers,
+  body: JSON.stringify({ kind: 'image', file_id: file.data.id, width: 640, format: 'webp' }),
+}).then((r) => r.json());
+console.log(task.data.status);`;
+  return { curl, js };
+}
+
+function Stat({ label, value, to }: { label: string; value: string; to?: string }) {
+  const body = (
+    <>
+      <span className="stat-value">{value}</span>
+      <span className="stat-label">{label}</span>
+    </>
+  );
+  return <div className="stat">{to ? <Link to={to}>{body}</Link> : body}</div>;
+}
+
+function mediaIdOf(t: Task): string | undefined {
+  const input = t.input;
+  if (typeof input === 'object' && input !== null && 'media_id' in input && typeof input.media_id === 'string')
+    return input.media_id;
+  return undefined;
+}
+
+export default function OverviewPage() {
+  const { projectId } = useParams();
+  const session = useSignedIn();
+  const member = membershipOf(session, projectId);
+  const project = member?.projects.find((p) => p.id === projectId);
+  const { canManage } = permissionsFor(member?.role);
+  const stats = useLoad(async () => ok(await api.GET('/project/stats')).data, `stats:${projectId}`, 15000);
+  const base = window.location.origin;
+  const { curl, js } = snippets(base);
+
+  return (
+    <div className="page">
+      <PageHeader
+        title={project?.name ?? 'Overview'}
+        description={
+          <>
+            {member?.org.name} · project <code>{projectId}</code> · your role: {member?.role}
+          </>
+        }
+      />
+      <ErrorBanner error={stats.error} onRetry={stats.reload} />
+      {stats.loading ? (
+        <Skeleton lines={2} label="Loading the project's figures" />
+      ) : stats.data ? (
+        <div className="stats">
+          <Stat label="Media" value={stats.data.media.toLocaleString()} to={`/p/${projectId}/media`} />
+          <Stat label="Storage used" value={formatBytes(stats.data.storage_bytes)} />
+          <Stat
+            label="Tasks today (UTC)"
+            value={stats.data.tasks_today.toLocaleString()}
+            to={`/p/${projectId}/tasks`}
+          />
+          <Stat
+            label="Failures in 24 h"
+            value={stats.data.failed_24h.toLocaleString()}
+            to={`/p/${projectId}/tasks?status=failed`}
+          />
+        </div>
+      ) : null}
+
+      <section className="stack" aria-labelledby="failures-h">
+        <h2 id="failures-h">Latest failures</h2>
+        {stats.data ? (
+          <DataTable<Task>
+            caption="Latest failed tasks"
+            rows={stats.data.recent_failures}
+            rowKey={(t) => t.id}
+            empty={<EmptyState title="No failed tasks" description="Failed tasks appear here with their error." />}
+            columns={[
+              {
+                key: 'task',
+                header: 'Task',
+                cell: (t) => (
+                  <>
+                    <Link to={`/p/${projectId}/tasks?status=failed&kind=${t.kind}`}>{t.kind}</Link>
+                    <br />
+                    <code className="muted small">{t.id}</code>
+                  </>
+                ),
+              },
+              {
+                key: 'error',
+                header: 'Error',
+                cell: (t) => (
+                  <>
+                    {t.error ?? '—'}
+                    {t.error_code ? (
+                      <>
+                        {' '}
+                        <code className="badge">{t.error_code}</code>
+                      </>
+                    ) : null}
+                    <span className="muted small"> · {t.attempts} attempts</span>
+                  </>
+                ),
+              },
+              {
+                key: 'media',
+                header: 'Media',
+                cell: (t) => {
+                  const m = mediaIdOf(t);
+                  return m ? <Link to={`/p/${projectId}/media/${m}`}>{m}</Link> : <span className="muted">—</span>;
+                },
+              },
+              { key: 'when', header: 'When', cell: (t) => <Time iso={t.finished ?? t.updated} /> },
+            ]}
+          />
+        ) : null}
+      </section>
+
+      <section className="card stack" aria-labelledby="start-h">
+        <h2 id="start-h">Getting started</h2>
+        <p className="muted">
+          Call the API at <code>{base}</code> with an API key of this project
+          {canManage ? (
+            <>
+              {' '}
+              (<Link to={`/p/${projectId}/keys`}>create one</Link>)
+            </>
+          ) : null}
+          . The full reference is at <a href="/docs">/docs</a>.
+        </p>
+        <Tabs.Root defaultValue="curl">
+          <Tabs.List className="tabs-list" aria-label="Snippet language">
+            <Tabs.Trigger className="tabs-trigger" value="curl">
+              curl
+            </Tabs.Trigger>
+            <Tabs.Trigger className="tabs-trigger" value="js">
+              JavaScript
+            </Tabs.Trigger>
+          </Tabs.List>
+          <Tabs.Content value="curl" className="stack snippet">
+            <pre tabIndex={0}>
+              <code>{curl}</code>
+            </pre>
+            <CopyButton value={curl} label="Copy snippet" />
+          </Tabs.Content>
+          <Tabs.Content value="js" className="stack snippet">
+            <pre tabIndex={0}>
+              <code>{js}</code>
+            </pre>
+            <CopyButton value={js} label="Copy snippet" />
+          </Tabs.Content>
+        </Tabs.Root>
+      </section>
+    </div>
+  );
+}
