@@ -89,8 +89,10 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     }
   });
   app.addHook('onResponse', async (req, reply) => {
-    // The route pattern (never the raw URL) labels metrics; the log line has both.
-    const route = req.routeOptions.url ?? UNMATCHED_ROUTE;
+    // The route pattern (never the raw URL) labels metrics; the log line has both. Read once:
+    // req.routeOptions builds an object at every call.
+    const pattern = req.routeOptions.url;
+    const route = pattern ?? UNMATCHED_ROUTE;
     observeRequest(req.method, route, reply.statusCode, reply.elapsedTime);
     // Requests that reached a project (a key, a session, a signed upload) go to its request log.
     if (req.auth)
@@ -98,7 +100,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
         id: req.id,
         auth: req.auth,
         method: req.method,
-        route: req.routeOptions.url ?? null,
+        route: pattern ?? null,
         url: req.url,
         status: reply.statusCode,
         ms: reply.elapsedTime,
