@@ -3,6 +3,7 @@ import { Link, useParams, useSearchParams } from 'react-router';
 import { api, ok } from '../api/client';
 import type { paths } from '../api/schema';
 import type { Data } from '../api/types';
+import { pageHref, Pager, withParam } from '../components/pager';
 import { DataTable, EmptyState, ErrorBanner, Field, PageHeader, Skeleton, Time, useLoad } from '../components/ui';
 import { membershipOf, permissionsFor, useSignedIn } from '../session';
 import './admin.css';
@@ -97,20 +98,7 @@ export default function AuditPage() {
   );
   const nameOf = (id: string | undefined) => (id ? members.data?.find((m) => m.user_id === id)?.name : undefined);
 
-  const set = (name: string, value: string | null) =>
-    setParams((prev) => {
-      const next = new URLSearchParams(prev);
-      if (value) next.set(name, value);
-      else next.delete(name);
-      next.delete('page');
-      return next;
-    });
-  const hrefFor = (p: number) => {
-    const next = new URLSearchParams(params);
-    if (p > 1) next.set('page', String(p));
-    else next.delete('page');
-    return `?${next.toString()}`;
-  };
+  const set = (name: string, value: string | null) => setParams((prev) => withParam(prev, name, value));
 
   if (!canRead)
     return (
@@ -238,21 +226,13 @@ export default function AuditPage() {
               { key: 'ip', header: 'Address', cell: (r) => <span className="small">{r.ip ?? ''}</span> },
             ]}
           />
-          {list.data.meta.pages > 1 ? (
-            <nav className="pager" aria-label="Pages">
-              {page > 1 ? <Link to={hrefFor(page - 1)}>← Newer</Link> : <span className="muted">← Newer</span>}
-              <span>
-                Page {list.data.meta.page} of {list.data.meta.pages} ({list.data.meta.total} in all)
-              </span>
-              {page < list.data.meta.pages ? (
-                <Link to={hrefFor(page + 1)}>Older →</Link>
-              ) : (
-                <span className="muted">Older →</span>
-              )}
-            </nav>
-          ) : (
-            <p className="muted small">{list.data.meta.total === 1 ? '1 record' : `${list.data.meta.total} records`}</p>
-          )}
+          <Pager
+            page={list.data.meta.page}
+            pages={list.data.meta.pages}
+            total={list.data.meta.total}
+            hrefFor={(p) => pageHref(params, p)}
+            noun={['record', 'records']}
+          />
         </>
       ) : null}
     </div>

@@ -3,6 +3,7 @@ import { Link, useParams, useSearchParams } from 'react-router';
 import { api, ok } from '../api/client';
 import type { Data } from '../api/types';
 import { CopyAsCurl, EmptyState, ErrorBanner, PageHeader, Skeleton, Time, useLoad } from '../components/ui';
+import { pageHref, Pager, withParam } from '../components/pager';
 import { describeEventType, EVENT_PREFIXES, EVENT_TYPES, isEventFilter, linksOf } from './events-shared';
 import './webhooks.css';
 
@@ -52,29 +53,6 @@ function EventCard({ event, projectId, open }: { event: EventObject; projectId: 
   );
 }
 
-export function Pager({
-  page,
-  pages,
-  total,
-  hrefFor,
-}: {
-  page: number;
-  pages: number;
-  total: number;
-  hrefFor: (page: number) => string;
-}) {
-  if (pages <= 1) return <p className="muted small">{total === 1 ? '1 item' : `${total} items`}</p>;
-  return (
-    <nav className="pager" aria-label="Pages">
-      {page > 1 ? <Link to={hrefFor(page - 1)}>← Newer</Link> : <span className="muted">← Newer</span>}
-      <span>
-        Page {page} of {pages} ({total} in all)
-      </span>
-      {page < pages ? <Link to={hrefFor(page + 1)}>Older →</Link> : <span className="muted">Older →</span>}
-    </nav>
-  );
-}
-
 export default function EventsPage() {
   const { projectId = '' } = useParams();
   const [params, setParams] = useSearchParams();
@@ -93,13 +71,7 @@ export default function EventsPage() {
     `${projectId}:${eventId}`,
   );
 
-  const hrefFor = (p: number) => {
-    const next = new URLSearchParams(params);
-    next.delete('event');
-    if (p > 1) next.set('page', String(p));
-    else next.delete('page');
-    return `?${next.toString()}`;
-  };
+  const hrefFor = (p: number) => pageHref(params, p, ['event']);
 
   return (
     <div className="page">
@@ -114,16 +86,7 @@ export default function EventsPage() {
           id={selectId}
           className="narrow-select"
           value={type ?? ''}
-          onChange={(e) =>
-            setParams((prev) => {
-              const next = new URLSearchParams(prev);
-              if (e.target.value) next.set('type', e.target.value);
-              else next.delete('type');
-              next.delete('page');
-              next.delete('event');
-              return next;
-            })
-          }
+          onChange={(e) => setParams((prev) => withParam(prev, 'type', e.target.value, ['page', 'event']))}
         >
           <option value="">All types</option>
           <optgroup label="By resource">

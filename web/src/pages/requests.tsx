@@ -3,7 +3,7 @@ import { Link, useParams, useSearchParams } from 'react-router';
 import { api, ok } from '../api/client';
 import type { Data } from '../api/types';
 import { CopyButton, DataTable, EmptyState, ErrorBanner, PageHeader, Skeleton, Time, useLoad } from '../components/ui';
-import { Pager } from './events';
+import { pageHref, Pager, withParam } from '../components/pager';
 import './observe.css';
 
 // The project's request log (GET /requests): newest first, a status-class filter and the page in
@@ -122,13 +122,7 @@ export default function RequestsPage() {
     `${projectId}:${requestId}`,
   );
 
-  const hrefFor = (p: number) => {
-    const next = new URLSearchParams(params);
-    next.delete('request');
-    if (p > 1) next.set('page', String(p));
-    else next.delete('page');
-    return `?${next.toString()}`;
-  };
+  const hrefFor = (p: number) => pageHref(params, p, ['request']);
   const openHref = (id: string) => {
     const next = new URLSearchParams(params);
     next.set('request', id);
@@ -147,16 +141,7 @@ export default function RequestsPage() {
           id={selectId}
           className="obs-select"
           value={statusClass ?? ''}
-          onChange={(e) =>
-            setParams((prev) => {
-              const next = new URLSearchParams(prev);
-              if (e.target.value) next.set('status_class', e.target.value);
-              else next.delete('status_class');
-              next.delete('page');
-              next.delete('request');
-              return next;
-            })
-          }
+          onChange={(e) => setParams((prev) => withParam(prev, 'status_class', e.target.value, ['page', 'request']))}
         >
           <option value="">All statuses</option>
           {CLASSES.map((c) => (

@@ -16,7 +16,7 @@ import {
   useLoad,
 } from '../components/ui';
 import { membershipOf, permissionsFor, useSignedIn } from '../session';
-import { Pager } from './events';
+import { pageHref, Pager, withParam } from '../components/pager';
 import { EndpointStatus } from './webhooks';
 import { EndpointDialog, NewSecretDialog, type Endpoint } from './webhooks-form';
 import './webhooks.css';
@@ -252,13 +252,7 @@ export default function WebhookDetailPage() {
   const endpoint = ep.data;
 
   const setParam = (name: string, value: string | null, resetPage = false) =>
-    setParams((prev) => {
-      const next = new URLSearchParams(prev);
-      if (value) next.set(name, value);
-      else next.delete(name);
-      if (resetPage) next.delete('page');
-      return next;
-    });
+    setParams((prev) => withParam(prev, name, value, resetPage ? ['page'] : []));
 
   const act = async (name: string, fn: () => Promise<void>) => {
     setBusy(name);
@@ -475,12 +469,7 @@ export default function WebhookDetailPage() {
               page={deliveries.data.meta.page}
               pages={deliveries.data.meta.pages}
               total={deliveries.data.meta.total}
-              hrefFor={(p) => {
-                const next = new URLSearchParams(params);
-                if (p > 1) next.set('page', String(p));
-                else next.delete('page');
-                return `?${next.toString()}`;
-              }}
+              hrefFor={(p) => pageHref(params, p)}
             />
           </>
         ) : null}
