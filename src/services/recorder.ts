@@ -1,6 +1,7 @@
 import { setImmediate } from 'node:timers/promises';
 import { CompiledQuery, SqliteAdapter } from 'kysely';
 import type { Deps } from '../deps.js';
+import { AppendThread } from '../db/appender.js';
 import { addUsage, pruneHourlyUsage, USAGE_METRICS, type UsageDelta } from '../db/queries/usage.js';
 import { countRequestLogDropped } from '../metrics/registry.js';
 import { Poller } from '../poller.js';
@@ -10,23 +11,20 @@ import type { AuthContext } from './access.js';
 // The request log and the usage figures counted where requests are answered (bytes delivered).
 // Nothing is written on a request's path: a request stores a few primitives in a preallocated
 // buffer (no URL parsing, no object, no date string), and a background loop (poller.ts) turns the
-// buffer into rows (redaction included) and inserts them every FLUSH_MS, or as soon as BATCH rows
-// wait, in prepared multi-row INSERTs of CHUNK rows with a turn of the event loop between them. The buffer is bounded: past
-// MAX_BUFFERED rows (the database has fallen behind) rows are dropped and counted in /metrics
-// (mediad_request_log_dropped_total). stop() flushes what is left. Retention:
-// MEDIAD_REQUEST_LOG_DAYS and _MAX_ROWS per project, whichever comes first, cut by ranges of the
-// table's monotonic `seq`; a project is pruned once this process has added a twentieth of its row
-// limit since the last time, and every project's old rows every PRUNE_MS.
+// buffer into rows (redaction included) every FLUSH_MS, or as soon as BATCH rows wait, and has
+// them inserted in prepared multi-row INSERTs, with the DELETEs that keep each project within its
+// retention: on a SQLite file by a thread of its own (db/appender.ts), so the main thread does
+// neither; on PostgreSQL by the pool. The buffer is bounded: past MAX_BUFFERED rows (the database
+// has fallen behind) rows are dropped and counted in /metrics (mediad_request_log_dropped_total).
+// stop() flushes what is left. Retention: MEDIAD_REQUEST_LOG_DAYS and _MAX_ROWS per project,
+// whichever comes first, cut by ranges of the table's monotonic `seq`; a project is trimmed once
+// this process has added a twentieth of its row limit since the last time, and every project's
+// old rows go every PRUNE_MS.
 
 const FLUSH_MS = 250;
 /** Rows buffered that call for a flush before FLUSH_MS is up. */
 const BATCH = 512;
-/**
- * Rows per INSERT statement (a power of two: a flush's remainder goes as smaller powers). Each
- * statement commits on its own and the event loop turns between them, so a flush never holds the
- * main thread (SQLite is synchronous there) for more than about a quarter of a millisecond: one
- * 512-row transaction held it for several milliseconds, which showed as the API's p99.
- */
+/** Rows per INSERT statement (a power of two: a flush's remainder goes as smaller powers). */
 const CHUNK = 64;
 const MAX_BUFFERED = 20_000;
 const PRUNE_MS = 10 * 60_000;
@@ -92,11 +90,13 @@ export class Recorder {
   private readonly enabled: boolean;
   private readonly pruneEvery: number;
   private readonly insert: BatchInsert;
+  private readonly writer: LogWriter;
 
   constructor(private readonly deps: Pick<Deps, 'db' | 'clock' | 'log' | 'config'>) {
     this.enabled = deps.config.requestLog.enabled;
     this.pruneEvery = Math.max(1, Math.ceil(deps.config.requestLog.maxRows / 20));
     this.insert = new BatchInsert(deps.db);
+    this.writer = new LogWriter(deps.db, deps.config.database);
     this.poller = new Poller({
       signal: FLUSH_SIGNAL,
       pollMs: FLUSH_MS,
@@ -159,11 +159,8 @@ export class Recorder {
       this.buf = this.spare;
       this.count = 0;
       try {
-        await this.insert.run(buf, n);
-        for (let i = 0; i < n; i++) {
-          const projectId = buf[i * STRIDE + 1] as string;
-          this.added.set(projectId, (this.added.get(projectId) ?? 0) + 1);
-        }
+        // The batch's rows, then the trims they make due, in one transaction where a thread writes.
+        await this.writer.run([...this.insert.statements(buf, n), ...this.dueTrims(buf, n)]);
       } catch (err) {
         countRequestLogDropped(n);
         this.deps.log.warn({ err, rows: n }, 'request log rows dropped: the insert failed');
@@ -176,13 +173,25 @@ export class Recorder {
     await this.prune();
   }
 
+  /** Counts the batch's rows per project; the trims of the projects that have reached pruneEvery. */
+  private dueTrims(buf: readonly unknown[], n: number): CompiledQuery[] {
+    const trims: CompiledQuery[] = [];
+    const now = this.deps.clock.now();
+    for (let i = 0; i < n; i++) {
+      const projectId = buf[i * STRIDE + 1] as string;
+      const added = (this.added.get(projectId) ?? 0) + 1;
+      if (added < this.pruneEvery) this.added.set(projectId, added);
+      else {
+        this.added.delete(projectId);
+        trims.push(...trimProject(this.deps, projectId, now));
+      }
+    }
+    return trims;
+  }
+
+  /** Every project's rows past MEDIAD_REQUEST_LOG_DAYS and old hourly usage, every PRUNE_MS. */
   private async prune(): Promise<void> {
     const now = this.deps.clock.now();
-    for (const [projectId, n] of this.added) {
-      if (n < this.pruneEvery) continue;
-      this.added.delete(projectId);
-      await pruneProjectRequests(this.deps, projectId, now);
-    }
     if (now.getTime() - this.lastPrune >= PRUNE_MS) {
       this.lastPrune = now.getTime();
       await pruneRequestLog(this.deps, now);
@@ -194,6 +203,7 @@ export class Recorder {
   async stop(): Promise<void> {
     await this.poller.stop();
     await this.flush();
+    await this.writer.close();
   }
 }
 
@@ -212,16 +222,15 @@ const COLUMNS = [
 ] as const;
 
 /**
- * The buffer's rows inserted CHUNK rows per statement, the remainder in statements of decreasing
- * powers of two, each its own commit with a turn of the event loop after it. Each size's SQL text
- * is built once, so the SQLite connection's statement cache (db/connect.ts) prepares it once;
- * values are bound, not compiled into the text, and nothing is serialised (JSON) or parsed on the way.
+ * The buffer's rows as INSERTs of CHUNK rows, the remainder in statements of decreasing powers
+ * of two. Each size's SQL text is built once, so each connection prepares it once; values are
+ * bound, not compiled into the text, and nothing is serialised (JSON) or parsed on the way.
  */
 class BatchInsert {
   private readonly texts = new Map<number, string>();
   private readonly sqlite: boolean;
 
-  constructor(private readonly db: Deps['db']) {
+  constructor(db: Deps['db']) {
     this.sqlite = db.getExecutor().adapter instanceof SqliteAdapter;
   }
 
@@ -238,17 +247,54 @@ class BatchInsert {
     return text;
   }
 
-  async run(buf: readonly unknown[], n: number): Promise<void> {
-    let from = 0;
-    for (let size = CHUNK; from < n;) {
+  statements(buf: readonly unknown[], n: number): CompiledQuery[] {
+    const out: CompiledQuery[] = [];
+    for (let from = 0, size = CHUNK; from < n;) {
       if (n - from < size) {
         size /= 2;
         continue;
       }
-      await this.db.executeQuery(CompiledQuery.raw(this.text(size), rowValues(buf, from, size)));
+      out.push(CompiledQuery.raw(this.text(size), rowValues(buf, from, size)));
       from += size;
+    }
+    return out;
+  }
+}
+
+/**
+ * Runs a flush's statements. On a SQLite file, the appender thread (db/appender.ts) runs them in
+ * one transaction with its own connection, so the main thread neither inserts nor deletes; on
+ * PostgreSQL, in memory or once that thread has failed, this connection runs them one by one,
+ * each its own commit with a turn of the event loop between, so a flush never holds the thread long.
+ */
+class LogWriter {
+  private readonly thread: AppendThread | null;
+
+  constructor(
+    private readonly db: Deps['db'],
+    database: Deps['config']['database'],
+  ) {
+    this.thread =
+      database.dialect === 'sqlite' && database.file !== ':memory:' ? new AppendThread(database.file) : null;
+  }
+
+  async run(statements: CompiledQuery[]): Promise<void> {
+    if (this.thread?.usable) {
+      try {
+        return await this.thread.run(statements.map((q) => [q.sql, q.parameters]));
+      } catch (err) {
+        // A statement the database refused fails here too; a thread that died is not used again.
+        if (this.thread.usable) throw err;
+      }
+    }
+    for (const q of statements) {
+      await this.db.executeQuery(q);
       await setImmediate();
     }
+  }
+
+  async close(): Promise<void> {
+    await this.thread?.close();
   }
 }
 
@@ -295,31 +341,37 @@ export async function pruneRequestLog(deps: Pick<Deps, 'db' | 'config'>, now: Da
   await q.execute();
 }
 
-/** One project's rows older than MEDIAD_REQUEST_LOG_DAYS or past its newest MEDIAD_REQUEST_LOG_MAX_ROWS (ranges of seq). */
-export async function pruneProjectRequests(deps: Pick<Deps, 'db' | 'config'>, projectId: string, now: Date) {
+/**
+ * The statements that trim one project's log: its rows older than MEDIAD_REQUEST_LOG_DAYS
+ * before its first young one (on the (project_id, seq) index: the walk from the oldest row stops
+ * at the first young one), then every row from the newest one past MEDIAD_REQUEST_LOG_MAX_ROWS
+ * down. Each is one DELETE with its bound as a subquery, so they run where the inserts run, in
+ * the same transaction, after them: the project always has a young row then.
+ */
+export function trimProject(deps: Pick<Deps, 'db' | 'config'>, projectId: string, now: Date): CompiledQuery[] {
   const { db } = deps;
   const before = cutoff(deps, now);
-  // By age: the project's rows before its first young one, on the (project_id, seq) index.
-  const young = await db
+  const firstYoung = db
     .selectFrom('request_log')
     .select('seq')
     .where('project_id', '=', projectId)
     .where('created', '>=', before)
     .orderBy('seq')
-    .limit(1)
-    .executeTakeFirst();
-  let old = db.deleteFrom('request_log').where('project_id', '=', projectId).where('created', '<', before);
-  if (young) old = old.where('seq', '<', young.seq);
-  await old.execute();
-  // By count: the newest row past the limit; it and every older one go.
-  const first = await db
+    .limit(1);
+  const newestPastLimit = db
     .selectFrom('request_log')
     .select('seq')
     .where('project_id', '=', projectId)
     .orderBy('seq', 'desc')
     .limit(1)
-    .offset(deps.config.requestLog.maxRows)
-    .executeTakeFirst();
-  if (!first) return;
-  await db.deleteFrom('request_log').where('project_id', '=', projectId).where('seq', '<=', first.seq).execute();
+    .offset(deps.config.requestLog.maxRows);
+  return [
+    db
+      .deleteFrom('request_log')
+      .where('project_id', '=', projectId)
+      .where('created', '<', before)
+      .where('seq', '<', firstYoung)
+      .compile(),
+    db.deleteFrom('request_log').where('project_id', '=', projectId).where('seq', '<=', newestPastLimit).compile(),
+  ];
 }

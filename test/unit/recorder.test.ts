@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import { migrate, openDatabase, type Db } from '../../src/db/connect.js';
@@ -22,7 +25,10 @@ before(async () => {
     db,
     clock: { now: () => new Date() },
     log: pino({ level: 'silent' }),
-    config: { requestLog: { enabled: true, days: 7, maxRows: 1000 } },
+    config: {
+      database: { dialect: 'sqlite', file: ':memory:' },
+      requestLog: { enabled: true, days: 7, maxRows: 1000 },
+    },
   } as unknown as Deps;
 });
 after(() => close());
@@ -83,6 +89,42 @@ describe('Recorder', () => {
       rows.map((r) => r.id),
       made.map((r) => r.id),
     );
+  });
+
+  it('on a SQLite file the appender thread writes the rows, every row once and in order, and trims to the limit', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mediad-recorder-'));
+    const file = path.join(dir, 'mediad.db');
+    const opened = openDatabase({ dialect: 'sqlite', file });
+    try {
+      await migrate(opened.db);
+      const config = {
+        ...deps.config,
+        database: { dialect: 'sqlite', file },
+        requestLog: { enabled: true, days: 7, maxRows: 200 },
+      };
+      const rec = new Recorder({ ...deps, db: opened.db, config } as Deps);
+      const made = Array.from({ length: 300 }, (_, i) => answered('prj_file', i));
+      for (const r of made.slice(0, 150)) rec.record(r);
+      const writing = rec.flush();
+      for (const r of made.slice(150)) rec.record(r);
+      await writing;
+      await rec.stop(); // writes the rest (and trims: 300 added, 10 make a trim due), then ends the thread
+      const rows = await opened.db
+        .selectFrom('request_log')
+        .select(['id', 'path'])
+        .where('project_id', '=', 'prj_file')
+        .orderBy('seq')
+        .execute();
+      assert.deepEqual(
+        rows.map((r) => r.id),
+        made.slice(100).map((r) => r.id),
+        'the newest 200, in order',
+      );
+      assert.equal(rows[0]!.path, '/files?page=100&token=REDACTED');
+    } finally {
+      await opened.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('request ids sort in the order they were made', async () => {
