@@ -44,6 +44,9 @@ after(() => w?.close());
 const b64 = async (name: Parameters<typeof fixture>[0]) =>
   (await fs.promises.readFile(await fixture(name))).toString('base64');
 
+/** An <img>'s natural width once it has loaded (run in the page). */
+const loadedWidth = (img: { decode(): Promise<void>; naturalWidth: number }) =>
+  img.decode().then(() => img.naturalWidth);
 describe('the media library', { skip: !chromiumAvailable() && 'no chromium' }, () => {
   let videoMedia = '';
   let imageMedia = '';
@@ -89,11 +92,8 @@ describe('the media library', { skip: !chromiumAvailable() && 'no chromium' }, (
     // The image card shows the image itself.
     const imageCard = page.locator(`[data-media="${imageMedia}"] .thumb img`);
     await imageCard.waitFor();
-    assert.ok(
-      await imageCard.evaluate(
-        (img: { complete: boolean; naturalWidth: number }) => img.complete && img.naturalWidth === 64,
-      ),
-    );
+    // decode() settles once the image has loaded (or rejects if it cannot): waitFor() only saw the element.
+    assert.equal(await imageCard.evaluate(loadedWidth), 64);
     assert.deepEqual(outside, []);
     assert.deepEqual(consoleErrors, []);
   });
@@ -112,11 +112,7 @@ describe('the media library', { skip: !chromiumAvailable() && 'no chromium' }, (
     await page.reload();
     const thumb = page.locator(`[data-media="${videoMedia}"] .thumb`);
     await thumb.locator('img').waitFor();
-    assert.ok(
-      await thumb
-        .locator('img')
-        .evaluate((img: { complete: boolean; naturalWidth: number }) => img.complete && img.naturalWidth === 160),
-    );
+    assert.equal(await thumb.locator('img').evaluate(loadedWidth), 160);
     const box = (await thumb.boundingBox())!;
     await page.mouse.move(box.x + 5, box.y + box.height / 2);
     await page.mouse.move(box.x + 8, box.y + box.height / 2);
