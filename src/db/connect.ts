@@ -138,10 +138,16 @@ export interface OpenDatabase {
   close(): Promise<void>;
 }
 
+/** The SQLite file a database lives in; null for PostgreSQL and an in-memory database (one connection only). */
+export function sqliteFile(database: Config['database']): string | null {
+  return database.dialect === 'sqlite' && database.file !== ':memory:' ? database.file : null;
+}
+
 export function openDatabase(database: Config['database']): OpenDatabase {
   const db = connect(database);
   // An in-memory database exists only on this connection, and PostgreSQL needs no help: no reader thread.
-  const reader = database.dialect === 'sqlite' && database.file !== ':memory:' ? new ReaderThread(database.file) : null;
+  const file = sqliteFile(database);
+  const reader = file ? new ReaderThread(file) : null;
   return {
     db,
     reader,

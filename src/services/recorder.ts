@@ -2,6 +2,7 @@ import { setImmediate } from 'node:timers/promises';
 import { CompiledQuery, SqliteAdapter } from 'kysely';
 import type { Deps } from '../deps.js';
 import { AppendThread } from '../db/appender.js';
+import { sqliteFile } from '../db/connect.js';
 import { addUsage, pruneHourlyUsage, USAGE_METRICS, type UsageDelta } from '../db/queries/usage.js';
 import { countRequestLogDropped } from '../metrics/registry.js';
 import { Poller } from '../poller.js';
@@ -274,8 +275,8 @@ class LogWriter {
     private readonly db: Deps['db'],
     database: Deps['config']['database'],
   ) {
-    this.thread =
-      database.dialect === 'sqlite' && database.file !== ':memory:' ? new AppendThread(database.file) : null;
+    const file = sqliteFile(database);
+    this.thread = file ? new AppendThread(file) : null;
   }
 
   async run(statements: CompiledQuery[]): Promise<void> {

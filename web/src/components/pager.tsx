@@ -3,6 +3,11 @@ import { Link } from 'react-router';
 // Paged lists keep their filters, page and open item in the URL (shareable, back-button safe).
 // These build those URLs, so every list pages and filters alike.
 
+/** The page the URL names: a whole number from 1 (anything else is page 1). */
+export function pageOf(params: URLSearchParams): number {
+  return Math.max(1, Math.floor(Number(params.get('page'))) || 1);
+}
+
 /** The URL's query with `name` set to `value` (removed when empty) and the `drop` names removed. */
 export function withParam(
   prev: URLSearchParams,

@@ -27,90 +27,38 @@ import './admin.css';
 type OrgProject = Data<'/orgs/{id}/projects', 'get'>[number];
 
 /** A one-field rename form in a dialog. */
-export function RenameDialog({
-  open,
-  onOpenChange,
-  title,
-  current,
-  onSave,
-}: {
-  open: boolean;
-  onOpenChange: (open: boolean) => void;
-  title: string;
-  current: string;
-  onSave: (name: string) => Promise<unknown>;
-}) {
-  const [name, setName] = useState(current);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  return (
-    <FormDialog
-      open={open}
-      onOpenChange={(o) => {
-        setName(current);
-        setError(null);
-        onOpenChange(o);
-      }}
-      title={title}
-    >
-      <form
-        onSubmit={async (e) => {
-          e.preventDefault();
-          setBusy(true);
-          setError(null);
-          try {
-            await onSave(name.trim());
-            onOpenChange(false);
-          } catch (err) {
-            setError(err);
-          } finally {
-            setBusy(false);
-          }
-        }}
-      >
-        <Field label="Name">
-          {(p) => <input {...p} value={name} onChange={(e) => setName(e.target.value)} required maxLength={200} />}
-        </Field>
-        <ErrorBanner error={error} />
-        <div className="dialog-actions">
-          <Button onClick={() => onOpenChange(false)}>Cancel</Button>
-          <Button type="submit" tone="primary" busy={busy}>
-            Save
-          </Button>
-        </div>
-      </form>
-    </FormDialog>
-  );
-}
-
+/** A name asked for in a dialog: a new organisation's or project's (empty), or a new name for one. */
 function NameDialog({
   open,
   onOpenChange,
   title,
   description,
-  submitLabel,
-  onCreate,
+  initial = '',
+  submitLabel = 'Save',
+  onSubmit,
 }: {
   open: boolean;
   onOpenChange: (open: boolean) => void;
   title: string;
-  description: string;
-  submitLabel: string;
-  onCreate: (name: string) => Promise<unknown>;
+  description?: string;
+  /** The name the field starts with (and returns to when the dialog opens or closes). */
+  initial?: string;
+  submitLabel?: string;
+  onSubmit: (name: string) => Promise<unknown>;
 }) {
-  const [name, setName] = useState('');
+  const [name, setName] = useState(initial);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   return (
     <FormDialog
       open={open}
       onOpenChange={(o) => {
-        setName('');
+        setName(initial);
         setError(null);
         onOpenChange(o);
       }}
       title={title}
-      description={description}
+      {...(description ? { description } : {})}
     >
       <form
         onSubmit={async (e) => {
@@ -118,8 +66,8 @@ function NameDialog({
           setBusy(true);
           setError(null);
           try {
-            await onCreate(name.trim());
-            setName('');
+            await onSubmit(name.trim());
+            setName(initial);
             onOpenChange(false);
           } catch (err) {
             setError(err);
@@ -239,7 +187,7 @@ function ProjectsSection({ orgId, canManage }: { orgId: string; canManage: boole
         title="New project"
         description="A project has its own media, tasks, keys and webhooks."
         submitLabel="Create project"
-        onCreate={async (name) => {
+        onSubmit={async (name) => {
           const made = ok(
             await api.POST('/orgs/{id}/projects', { params: { path: { id: orgId } }, body: { name } }),
           ).data;
@@ -249,15 +197,15 @@ function ProjectsSection({ orgId, canManage }: { orgId: string; canManage: boole
         }}
       />
       {renaming ? (
-        <RenameDialog
+        <NameDialog
           key={renaming.id}
           open
           onOpenChange={(o) => {
             if (!o) setRenaming(null);
           }}
           title={`Rename ${renaming.name}`}
-          current={renaming.name}
-          onSave={async (name) => {
+          initial={renaming.name}
+          onSubmit={async (name) => {
             ok(
               await api.PATCH('/orgs/{id}/projects/{project_id}', {
                 params: { path: { id: orgId, project_id: renaming.id } },
@@ -322,13 +270,13 @@ function OrgSection({ orgId, name, role }: { orgId: string; name: string; role: 
         {session.user.is_admin ? ' · instance administrator (acts as owner of every organisation)' : ''} · id{' '}
         <code>{orgId}</code>
       </p>
-      <RenameDialog
+      <NameDialog
         key={name}
         open={renaming}
         onOpenChange={setRenaming}
         title="Rename the organisation"
-        current={name}
-        onSave={async (next) => {
+        initial={name}
+        onSubmit={async (next) => {
           ok(await api.PATCH('/orgs/{id}', { params: { path: { id: orgId } }, body: { name: next } }));
           toast({ title: `Organisation renamed to ${next}`, tone: 'success' });
           await refresh();
@@ -340,7 +288,7 @@ function OrgSection({ orgId, name, role }: { orgId: string; name: string; role: 
         title="New organisation"
         description="You become its owner; add a project to it next."
         submitLabel="Create organisation"
-        onCreate={async (orgName) => {
+        onSubmit={async (orgName) => {
           const made = ok(await api.POST('/orgs', { body: { name: orgName } })).data;
           // An organisation starts without a project: make a first one so it can be opened.
           const project = ok(

@@ -3,7 +3,7 @@ import { Link, useParams, useSearchParams } from 'react-router';
 import { api, ok } from '../api/client';
 import type { paths } from '../api/schema';
 import type { Data } from '../api/types';
-import { pageHref, Pager, withParam } from '../components/pager';
+import { pageHref, pageOf, Pager, withParam } from '../components/pager';
 import { DataTable, EmptyState, ErrorBanner, Field, PageHeader, Skeleton, Time, useLoad } from '../components/ui';
 import { membershipOf, permissionsFor, useSignedIn } from '../session';
 import './admin.css';
@@ -70,7 +70,7 @@ export default function AuditPage() {
   const actor = actorParam && ID.test(actorParam) ? actorParam : undefined;
   const from = DAY.test(params.get('from') ?? '') ? (params.get('from') ?? undefined) : undefined;
   const to = DAY.test(params.get('to') ?? '') ? (params.get('to') ?? undefined) : undefined;
-  const page = Math.max(1, Math.floor(Number(params.get('page'))) || 1);
+  const page = pageOf(params);
   const orgId = membership?.org.id ?? '';
   const scopeId = useId();
   const canRead = session.user.is_admin || permissionsFor(membership?.role).canManage;

@@ -3,7 +3,7 @@ import { Link, useParams, useSearchParams } from 'react-router';
 import { api, ok } from '../api/client';
 import type { Data } from '../api/types';
 import { CopyAsCurl, EmptyState, ErrorBanner, PageHeader, Skeleton, Time, useLoad } from '../components/ui';
-import { pageHref, Pager, withParam } from '../components/pager';
+import { pageHref, pageOf, Pager, withParam } from '../components/pager';
 import { describeEventType, EVENT_PREFIXES, EVENT_TYPES, isEventFilter, linksOf } from './events-shared';
 import './webhooks.css';
 
@@ -58,7 +58,7 @@ export default function EventsPage() {
   const [params, setParams] = useSearchParams();
   const typeParam = params.get('type');
   const type = isEventFilter(typeParam) ? typeParam : undefined;
-  const page = Math.max(1, Math.floor(Number(params.get('page'))) || 1);
+  const page = pageOf(params);
   const eventId = params.get('event');
   const selectId = useId();
 

@@ -3,7 +3,7 @@ import { Link, useParams, useSearchParams } from 'react-router';
 import { api, ok } from '../api/client';
 import type { Data } from '../api/types';
 import { CopyButton, DataTable, EmptyState, ErrorBanner, PageHeader, Skeleton, Time, useLoad } from '../components/ui';
-import { pageHref, Pager, withParam } from '../components/pager';
+import { pageHref, pageOf, Pager, withParam } from '../components/pager';
 import './observe.css';
 
 // The project's request log (GET /requests): newest first, a status-class filter and the page in
@@ -104,7 +104,7 @@ export default function RequestsPage() {
   const [params, setParams] = useSearchParams();
   const cls = params.get('status_class');
   const statusClass = isClass(cls) ? cls : undefined;
-  const page = Math.max(1, Math.floor(Number(params.get('page'))) || 1);
+  const page = pageOf(params);
   const requestId = params.get('request');
   const selectId = useId();
 

@@ -2,6 +2,7 @@ import { Dialog } from 'radix-ui';
 import { useEffect, useState, type FormEvent, type ReactNode } from 'react';
 import { Link, useParams, useSearchParams } from 'react-router';
 import { api, ok } from '../api/client';
+import { pageOf } from '../components/pager';
 import type { operations } from '../api/schema';
 import type { Data, Task } from '../api/types';
 import { useToast } from '../components/toast';
@@ -270,7 +271,7 @@ export default function TasksPage() {
     media_id: params.get('media_id')?.trim() || undefined,
     automation_id: params.get('automation_id')?.trim() || undefined,
   };
-  const page = Math.max(1, Math.floor(Number(params.get('page'))) || 1);
+  const page = pageOf(params);
   const openTask = params.get('task');
   const key = JSON.stringify([projectId, filter, page]);
 

@@ -16,7 +16,7 @@ import {
   useLoad,
 } from '../components/ui';
 import { membershipOf, permissionsFor, useSignedIn } from '../session';
-import { pageHref, Pager, withParam } from '../components/pager';
+import { pageHref, pageOf, Pager, withParam } from '../components/pager';
 import { EndpointStatus } from './webhooks';
 import { EndpointDialog, NewSecretDialog, type Endpoint } from './webhooks-form';
 import './webhooks.css';
@@ -229,7 +229,7 @@ export default function WebhookDetailPage() {
   const [params, setParams] = useSearchParams();
   const statusParam = params.get('status');
   const status = isStatus(statusParam) ? statusParam : undefined;
-  const page = Math.max(1, Math.floor(Number(params.get('page'))) || 1);
+  const page = pageOf(params);
   const deliveryId = params.get('delivery');
   const [editing, setEditing] = useState(false);
   const [rotated, setRotated] = useState<Endpoint | null>(null);
