@@ -23,7 +23,10 @@ const deps = {
   db,
   clock: { now: () => new Date() },
   log: pino({ level: 'silent' }),
-  config: { requestLog: { enabled: true, days: 7, maxRows: 1_000_000 } },
+  config: {
+    database: { dialect: 'sqlite', file: path.join(dir, 'mediad.db') },
+    requestLog: { enabled: true, days: 7, maxRows: 1_000_000 },
+  },
 } as unknown as Deps;
 const recorder = new Recorder(deps);
 const auth: AuthContext = {

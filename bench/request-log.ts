@@ -4,7 +4,8 @@
 // weighs most, and GET /files?limit=20). A third process, also not recording, is the control: its
 // ratio to the second (an A/A pair) is the noise floor of the run, which on a shared VM is as large
 // as the effect measured. Prints req/s, p99 and server CPU per request for each, and the ratios
-// on/off and control/off (medians of the rounds' paired ratios). Run: npm run bench:request-log
+// on/off and control/off (medians of the rounds' paired ratios), then how long reading the log
+// takes with the ~100,000 requests the run left in it. Run: npm run bench:request-log
 import path from 'node:path';
 import { FILES, seedFiles as seed } from './seed-files.js';
 import {
@@ -37,6 +38,34 @@ async function instance(label: string, extra: Record<string, string>) {
   const seeded = seed(path.join(dataDir, 'mediad.db'), key.project_id);
   const mediad = await startMediad(env);
   return { label, dataDir, key, seeded, mediad, auth: { Authorization: `Bearer ${key.key}` } };
+}
+
+const READS = 15;
+
+/** The recording server's log as a user reads it, held at its limit by the run: a page, filters, a deep page, one by id. */
+async function readTimes(s: Awaited<ReturnType<typeof instance>>): Promise<Record<string, number>> {
+  const get = (p: string) => request(`${s.mediad.url}${p}`, { headers: s.auth, ca: s.mediad.ca });
+  const first = JSON.parse((await get('/requests?limit=1')).body).data[0].id as string;
+  const cases: Record<string, string> = {
+    'GET /requests?limit=50': '/requests?limit=50',
+    'status_class=2xx': '/requests?limit=50&status_class=2xx',
+    'page 1000': '/requests?limit=50&page=1000',
+    [`key_id`]: `/requests?limit=50&key_id=${s.key.key_id}`,
+    'method=POST (none)': '/requests?limit=50&method=POST',
+    'GET /requests/{id}': `/requests/${first}`,
+  };
+  const out: Record<string, number> = {};
+  for (const [name, p] of Object.entries(cases)) {
+    const ms: number[] = [];
+    for (let i = 0; i < READS; i++) {
+      const t = performance.now();
+      const res = await get(p);
+      ms.push(performance.now() - t);
+      if (res.status !== 200) throw new Error(`${p} answered ${res.status}: ${res.body.slice(0, 200)}`);
+    }
+    out[name] = median(ms);
+  }
+  return out;
 }
 
 async function main(): Promise<void> {
@@ -76,8 +105,10 @@ async function main(): Promise<void> {
     const dropped = Number(/^mediad_request_log_dropped_total (\d+)/m.exec(metrics.body)?.[1] ?? NaN);
     const { default: Database } = await import('better-sqlite3');
     const db = new Database(path.join(on.dataDir, 'mediad.db'), { readonly: true });
-    const stored = (db.prepare('select count(*) as n from request_log').get() as { n: number }).n;
+    const stored = (db.prepare('select coalesce(sum(rows), 0) as n from request_log_segments').get() as { n: number })
+      .n;
     db.close();
+    const reads = await readTimes(on);
 
     const rows = [];
     const ratios: Record<string, number> = {};
@@ -111,6 +142,11 @@ async function main(): Promise<void> {
         .map((r) => fmt(r, 3))
         .join(', ')}: this run resolves about ±${fmt(floor * 100, 0)}%`,
     );
+    console.log(
+      `\nreading the log it holds (median of ${READS} sequential requests each): ${Object.entries(reads)
+        .map(([k, ms]) => `${k} ${fmt(ms, 1)} ms`)
+        .join('; ')}`,
+    );
     console.log(`worst ratio on/off ${fmt(worst, 3)}   target >= ${TARGET_RATIO}   ${verdict(worst >= TARGET_RATIO)}`);
     const file = await writeResults('request-log', {
       date: new Date().toISOString(),
@@ -122,6 +158,7 @@ async function main(): Promise<void> {
       controls,
       stored,
       dropped,
+      reads,
       target: TARGET_RATIO,
       pass: worst >= TARGET_RATIO,
     });

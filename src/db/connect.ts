@@ -32,6 +32,7 @@ import * as m007 from './migrations/007-accounts.js';
 import * as m008 from './migrations/008-request-log.js';
 import * as m009 from './migrations/009-admin.js';
 import * as m010 from './migrations/010-operations.js';
+import * as m011 from './migrations/011-request-log-segments.js';
 
 export type Db = Kysely<Database>;
 
@@ -48,6 +49,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '008-request-log': m008,
   '009-admin': m009,
   '010-operations': m010,
+  '011-request-log-segments': m011,
 };
 
 class CodeMigrationProvider implements MigrationProvider {
@@ -158,7 +160,7 @@ export function openDatabase(database: Config['database']): OpenDatabase {
   };
 }
 
-function connect(database: Config['database']): Db {
+export function connect(database: Config['database']): Db {
   if (database.dialect === 'postgres') {
     // bigint (int8) columns come back as numbers; file sizes stay far below 2^53.
     pg.types.setTypeParser(20, (v) => Number(v));
@@ -179,10 +181,10 @@ function connect(database: Config['database']): Db {
   return new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite) }) });
 }
 
-/** Applies pending migrations; returns the names applied. */
-export async function migrate(db: Db): Promise<string[]> {
+/** Applies pending migrations (up to `to`, a migration's name, if given; tests of a migration stop before it); returns the names applied. */
+export async function migrate(db: Db, to?: string): Promise<string[]> {
   const migrator = new Migrator({ db, provider: new CodeMigrationProvider() });
-  const { error, results } = await migrator.migrateToLatest();
+  const { error, results } = await (to === undefined ? migrator.migrateToLatest() : migrator.migrateTo(to));
   if (error)
     throw new Error(`database migration failed: ${error instanceof Error ? error.message : String(error)}`, {
       cause: error,

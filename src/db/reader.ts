@@ -1,6 +1,7 @@
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { RendererName } from './renderers.js';
 import { rowBuilder, type RowBuilder } from './rows.js';
+import { startThread } from './threads.js';
 
 /** [a renderer of db/renderers.ts, its argument] */
 export type RenderCall = [RendererName, unknown];
@@ -19,18 +20,6 @@ interface Pending {
   resolve(rows: unknown[] | string): void;
   reject(err: Error): void;
 }
-
-// Built, the entry is the .js next to this file. Run from sources by tsx, a worker does not
-// inherit tsx's loader, so a bootstrap registers it before importing the .ts entry.
-const FROM_SOURCES = import.meta.url.endsWith('.ts');
-const ENTRY = new URL(FROM_SOURCES ? './reader-thread.ts' : './reader-thread.js', import.meta.url);
-const startWorker = (workerData: unknown) =>
-  FROM_SOURCES
-    ? new Worker(
-        `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(ENTRY.href)}); });`,
-        { eval: true, workerData },
-      )
-    : new Worker(ENTRY, { workerData });
 
 /**
  * A second SQLite connection on a thread of its own, for the hot compiled reads (a file by id,
@@ -56,7 +45,7 @@ export class ReaderThread {
   /** Started by the first read, so commands that never read this way (migrate, keys) never start it. */
   private started(): Worker {
     if (this.worker) return this.worker;
-    const worker = startWorker({ file: this.file });
+    const worker = startThread('reader-thread', { file: this.file });
     worker.on('message', (replies: ReadReply[] | string) =>
       this.settle(typeof replies === 'string' ? (JSON.parse(replies) as ReadReply[]) : replies),
     );

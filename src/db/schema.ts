@@ -226,24 +226,27 @@ export interface CountersTable {
   count: number;
 }
 
-/** One API request that reached a project (services/recorder.ts writes them in batches). */
-export interface RequestLogTable {
-  /** The order rows were written in (SQLite's rowid): orders the log, bounds pruning. */
+/**
+ * A batch of one project's API requests, a line each (db/request-log-segments.ts encodes them):
+ * services/recorder.ts writes one per project per flush; retention deletes whole segments.
+ */
+export interface RequestLogSegmentsTable {
+  /** The order segments were written in (SQLite's rowid): orders the log, bounds pruning. */
   seq: Generated<number>;
-  /** The request's id (x-request-id), time-ordered. */
-  id: string;
   project_id: string;
-  created: string;
-  method: string;
-  /** The route pattern (/files/:id); null when none matched. */
-  route: string | null;
-  /** The path and query as sent, with secret query values redacted. */
-  path: string;
-  status: number;
-  duration_ms: number;
-  key_id: string | null;
-  user_id: string | null;
-  actor: 'key' | 'session' | 'signed_url';
+  /** The smallest and the largest request id in the segment (request ids are time-ordered). */
+  first_id: string;
+  last_id: string;
+  /** The earliest and the latest `created` in the segment. */
+  first_created: string;
+  last_created: string;
+  rows: number;
+  /** Requests per status class. */
+  n2xx: number;
+  n3xx: number;
+  n4xx: number;
+  n5xx: number;
+  body: string;
 }
 
 /** A usage figure of a project for one UTC hour ('h', bucket YYYY-MM-DDTHH) or day ('d', YYYY-MM-DD). */
@@ -372,6 +375,6 @@ export interface Database {
   counters: CountersTable;
   queue_pauses: QueuePausesTable;
   workers: WorkersTable;
-  request_log: RequestLogTable;
+  request_log_segments: RequestLogSegmentsTable;
   usage_counters: UsageCountersTable;
 }

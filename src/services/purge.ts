@@ -61,7 +61,7 @@ const PROJECT_TABLES = [
   'idempotency_keys',
   'counters',
   'api_keys',
-  'request_log',
+  'request_log_segments',
   'usage_counters',
 ] as const;
 

@@ -1,8 +1,8 @@
-import { setImmediate } from 'node:timers/promises';
-import { CompiledQuery, SqliteAdapter } from 'kysely';
 import type { Deps } from '../deps.js';
-import { AppendThread } from '../db/appender.js';
 import { sqliteFile } from '../db/connect.js';
+import { LogWriter } from '../db/log-writer.js';
+import { pruneRequestLog, type Retention } from '../db/queries/request-log.js';
+import { SegmentBuilder, type Actor } from '../db/request-log-segments.js';
 import { addUsage, pruneHourlyUsage, USAGE_METRICS, type UsageDelta } from '../db/queries/usage.js';
 import { countRequestLogDropped } from '../metrics/registry.js';
 import { Poller } from '../poller.js';
@@ -12,21 +12,21 @@ import type { AuthContext } from './access.js';
 // The request log and the usage figures counted where requests are answered (bytes delivered).
 // Nothing is written on a request's path: a request stores a few primitives in a preallocated
 // buffer (no URL parsing, no object, no date string), and a background loop (poller.ts) turns the
-// buffer into rows (redaction included) every FLUSH_MS, or as soon as BATCH rows wait, and has
-// them inserted in prepared multi-row INSERTs, with the DELETEs that keep each project within its
-// retention: on a SQLite file by a thread of its own (db/appender.ts), so the main thread does
-// neither; on PostgreSQL by the pool. The buffer is bounded: past MAX_BUFFERED rows (the database
-// has fallen behind) rows are dropped and counted in /metrics (mediad_request_log_dropped_total).
-// stop() flushes what is left. Retention: MEDIAD_REQUEST_LOG_DAYS and _MAX_ROWS per project,
-// whichever comes first, cut by ranges of the table's monotonic `seq`; a project is trimmed once
-// this process has added a twentieth of its row limit since the last time, and every project's
-// old rows go every PRUNE_MS.
+// buffer into segments, a row per project holding a line per request (db/request-log-segments.ts;
+// redaction included), every FLUSH_MS or as soon as BATCH requests wait, and has them written,
+// with the trims they make due, by the log writer (db/log-writer.ts: on a SQLite file a thread of
+// its own): a row a flush, not a row a request, and no write on the thread that answers requests. The buffer is bounded: past MAX_BUFFERED requests (the database has fallen behind)
+// they are dropped and counted in /metrics (mediad_request_log_dropped_total). stop() flushes what
+// is left. Retention: MEDIAD_REQUEST_LOG_DAYS and _MAX_ROWS per project, whichever comes first,
+// by whole segments and the one segment at the row limit cut to its newest requests; a project is
+// trimmed once this process has added a twentieth of its row limit since the last time, and every
+// project's old segments go every PRUNE_MS.
 
 const FLUSH_MS = 250;
-/** Rows buffered that call for a flush before FLUSH_MS is up. */
+/** Requests buffered that call for a flush before FLUSH_MS is up. */
 const BATCH = 512;
-/** Rows per INSERT statement (a power of two: a flush's remainder goes as smaller powers). */
-const CHUNK = 64;
+/** Requests per segment at most: a flush that holds more of one project's writes several. */
+const SEGMENT_ROWS = 1024;
 const MAX_BUFFERED = 20_000;
 const PRUNE_MS = 10 * 60_000;
 const DAY_MS = 86_400_000;
@@ -90,14 +90,12 @@ export class Recorder {
   private readonly poller: Poller;
   private readonly enabled: boolean;
   private readonly pruneEvery: number;
-  private readonly insert: BatchInsert;
   private readonly writer: LogWriter;
 
   constructor(private readonly deps: Pick<Deps, 'db' | 'clock' | 'log' | 'config'>) {
     this.enabled = deps.config.requestLog.enabled;
     this.pruneEvery = Math.max(1, Math.ceil(deps.config.requestLog.maxRows / 20));
-    this.insert = new BatchInsert(deps.db);
-    this.writer = new LogWriter(deps.db, deps.config.database);
+    this.writer = new LogWriter(deps.db, sqliteFile(deps.config.database));
     this.poller = new Poller({
       signal: FLUSH_SIGNAL,
       pollMs: FLUSH_MS,
@@ -160,8 +158,12 @@ export class Recorder {
       this.buf = this.spare;
       this.count = 0;
       try {
-        // The batch's rows, then the trims they make due, in one transaction where a thread writes.
-        await this.writer.run([...this.insert.statements(buf, n), ...this.dueTrims(buf, n)]);
+        const segments = toSegments(buf, n);
+        await this.writer.write({
+          segments: segments.map((s) => s.row()),
+          trim: this.dueTrims(segments),
+          retention: retention(this.deps, this.deps.clock.now()),
+        });
       } catch (err) {
         countRequestLogDropped(n);
         this.deps.log.warn({ err, rows: n }, 'request log rows dropped: the insert failed');
@@ -174,28 +176,26 @@ export class Recorder {
     await this.prune();
   }
 
-  /** Counts the batch's rows per project; the trims of the projects that have reached pruneEvery. */
-  private dueTrims(buf: readonly unknown[], n: number): CompiledQuery[] {
-    const trims: CompiledQuery[] = [];
-    const now = this.deps.clock.now();
-    for (let i = 0; i < n; i++) {
-      const projectId = buf[i * STRIDE + 1] as string;
-      const added = (this.added.get(projectId) ?? 0) + 1;
-      if (added < this.pruneEvery) this.added.set(projectId, added);
+  /** Counts the segments' rows per project; the projects that have reached pruneEvery. */
+  private dueTrims(segments: readonly SegmentBuilder[]): string[] {
+    const due: string[] = [];
+    for (const s of segments) {
+      const added = (this.added.get(s.projectId) ?? 0) + s.rows;
+      if (added < this.pruneEvery) this.added.set(s.projectId, added);
       else {
-        this.added.delete(projectId);
-        trims.push(...trimProject(this.deps, projectId, now));
+        this.added.delete(s.projectId);
+        if (!due.includes(s.projectId)) due.push(s.projectId);
       }
     }
-    return trims;
+    return due;
   }
 
-  /** Every project's rows past MEDIAD_REQUEST_LOG_DAYS and old hourly usage, every PRUNE_MS. */
+  /** Every project's segments past MEDIAD_REQUEST_LOG_DAYS and old hourly usage, every PRUNE_MS. */
   private async prune(): Promise<void> {
     const now = this.deps.clock.now();
     if (now.getTime() - this.lastPrune >= PRUNE_MS) {
       this.lastPrune = now.getTime();
-      await pruneRequestLog(this.deps, now);
+      await pruneRequestLog(this.deps.db, retention(this.deps, now).before);
       await pruneHourlyUsage(this.deps.db, now);
     }
   }
@@ -208,171 +208,35 @@ export class Recorder {
   }
 }
 
-const COLUMNS = [
-  'id',
-  'project_id',
-  'created',
-  'method',
-  'route',
-  'path',
-  'status',
-  'duration_ms',
-  'key_id',
-  'user_id',
-  'actor',
-] as const;
-
-/**
- * The buffer's rows as INSERTs of CHUNK rows, the remainder in statements of decreasing powers
- * of two. Each size's SQL text is built once, so each connection prepares it once; values are
- * bound, not compiled into the text, and nothing is serialised (JSON) or parsed on the way.
- */
-class BatchInsert {
-  private readonly texts = new Map<number, string>();
-  private readonly sqlite: boolean;
-
-  constructor(db: Deps['db']) {
-    this.sqlite = db.getExecutor().adapter instanceof SqliteAdapter;
-  }
-
-  private text(rows: number): string {
-    let text = this.texts.get(rows);
-    if (text) return text;
-    const tuples: string[] = [];
-    for (let r = 0; r < rows; r++) {
-      const at = r * COLUMNS.length;
-      tuples.push(`(${COLUMNS.map((_, c) => (this.sqlite ? '?' : `$${at + c + 1}`)).join(',')})`);
+/** Buffered requests [0, n) as segments: one per project (more past SEGMENT_ROWS), redacted here. */
+function toSegments(buf: readonly unknown[], n: number): SegmentBuilder[] {
+  const open = new Map<string, SegmentBuilder>();
+  const all: SegmentBuilder[] = [];
+  for (let i = 0, end = n * STRIDE; i < end; i += STRIDE) {
+    const projectId = buf[i + 1] as string;
+    let s = open.get(projectId);
+    if (!s || s.rows >= SEGMENT_ROWS) {
+      s = new SegmentBuilder(projectId);
+      open.set(projectId, s);
+      all.push(s);
     }
-    text = `insert into request_log (${COLUMNS.join(', ')}) values ${tuples.join(',')}`;
-    this.texts.set(rows, text);
-    return text;
+    s.add(
+      buf[i] as string, // id
+      buf[i + 2] as number, // created (ms)
+      buf[i + 3] as string, // method
+      buf[i + 4] as string | null, // route
+      redactPath(buf[i + 5] as string), // path
+      buf[i + 6] as number, // status
+      Math.round((buf[i + 7] as number) * 1000) / 1000, // duration_ms
+      buf[i + 8] as Actor,
+      buf[i + 9] as string | null, // key or user id
+    );
   }
-
-  statements(buf: readonly unknown[], n: number): CompiledQuery[] {
-    const out: CompiledQuery[] = [];
-    for (let from = 0, size = CHUNK; from < n;) {
-      if (n - from < size) {
-        size /= 2;
-        continue;
-      }
-      out.push(CompiledQuery.raw(this.text(size), rowValues(buf, from, size)));
-      from += size;
-    }
-    return out;
-  }
+  return all;
 }
 
-/**
- * Runs a flush's statements. On a SQLite file, the appender thread (db/appender.ts) runs them in
- * one transaction with its own connection, so the main thread neither inserts nor deletes; on
- * PostgreSQL, in memory or once that thread has failed, this connection runs them one by one,
- * each its own commit with a turn of the event loop between, so a flush never holds the thread long.
- */
-class LogWriter {
-  private readonly thread: AppendThread | null;
-
-  constructor(
-    private readonly db: Deps['db'],
-    database: Deps['config']['database'],
-  ) {
-    const file = sqliteFile(database);
-    this.thread = file ? new AppendThread(file) : null;
-  }
-
-  async run(statements: CompiledQuery[]): Promise<void> {
-    if (this.thread?.usable) {
-      try {
-        return await this.thread.run(statements.map((q) => [q.sql, q.parameters]));
-      } catch (err) {
-        // A statement the database refused fails here too; a thread that died is not used again.
-        if (this.thread.usable) throw err;
-      }
-    }
-    for (const q of statements) {
-      await this.db.executeQuery(q);
-      await setImmediate();
-    }
-  }
-
-  async close(): Promise<void> {
-    await this.thread?.close();
-  }
-}
-
-/** Buffered requests [from, from + rows) as the INSERT's values: the row each becomes, redacted here. */
-function rowValues(buf: readonly unknown[], from: number, rows: number): unknown[] {
-  const values = new Array<unknown>(rows * COLUMNS.length);
-  let v = 0;
-  for (let i = from * STRIDE, end = (from + rows) * STRIDE; i < end; i += STRIDE) {
-    const actor = buf[i + 8];
-    values[v++] = buf[i]; // id
-    values[v++] = buf[i + 1]; // project_id
-    values[v++] = new Date(buf[i + 2] as number).toISOString(); // created
-    values[v++] = buf[i + 3]; // method
-    values[v++] = buf[i + 4]; // route
-    values[v++] = redactPath(buf[i + 5] as string); // path
-    values[v++] = buf[i + 6]; // status
-    values[v++] = Math.round((buf[i + 7] as number) * 1000) / 1000; // duration_ms
-    values[v++] = actor === 'key' ? buf[i + 9] : null; // key_id
-    values[v++] = actor === 'session' ? buf[i + 9] : null; // user_id
-    values[v++] = actor;
-  }
-  return values;
-}
-
-const cutoff = (deps: Pick<Deps, 'config'>, now: Date) =>
-  new Date(now.getTime() - deps.config.requestLog.days * DAY_MS).toISOString();
-
-/**
- * Every project's rows older than MEDIAD_REQUEST_LOG_DAYS. Rows are written in about the order
- * they were made, so the walk up `seq` from the oldest row stops at the first young one: the
- * rows before it go (a straggler written late goes at the next prune).
- */
-export async function pruneRequestLog(deps: Pick<Deps, 'db' | 'config'>, now: Date): Promise<void> {
-  const before = cutoff(deps, now);
-  const young = await deps.db
-    .selectFrom('request_log')
-    .select('seq')
-    .where('created', '>=', before)
-    .orderBy('seq')
-    .limit(1)
-    .executeTakeFirst();
-  let q = deps.db.deleteFrom('request_log').where('created', '<', before);
-  if (young) q = q.where('seq', '<', young.seq);
-  await q.execute();
-}
-
-/**
- * The statements that trim one project's log: its rows older than MEDIAD_REQUEST_LOG_DAYS
- * before its first young one (on the (project_id, seq) index: the walk from the oldest row stops
- * at the first young one), then every row from the newest one past MEDIAD_REQUEST_LOG_MAX_ROWS
- * down. Each is one DELETE with its bound as a subquery, so they run where the inserts run, in
- * the same transaction, after them: the project always has a young row then.
- */
-export function trimProject(deps: Pick<Deps, 'db' | 'config'>, projectId: string, now: Date): CompiledQuery[] {
-  const { db } = deps;
-  const before = cutoff(deps, now);
-  const firstYoung = db
-    .selectFrom('request_log')
-    .select('seq')
-    .where('project_id', '=', projectId)
-    .where('created', '>=', before)
-    .orderBy('seq')
-    .limit(1);
-  const newestPastLimit = db
-    .selectFrom('request_log')
-    .select('seq')
-    .where('project_id', '=', projectId)
-    .orderBy('seq', 'desc')
-    .limit(1)
-    .offset(deps.config.requestLog.maxRows);
-  return [
-    db
-      .deleteFrom('request_log')
-      .where('project_id', '=', projectId)
-      .where('created', '<', before)
-      .where('seq', '<', firstYoung)
-      .compile(),
-    db.deleteFrom('request_log').where('project_id', '=', projectId).where('seq', '<=', newestPastLimit).compile(),
-  ];
-}
+/** What the requests older than MEDIAD_REQUEST_LOG_DAYS are, now. */
+const retention = (deps: Pick<Deps, 'config'>, now: Date): Retention => ({
+  maxRows: deps.config.requestLog.maxRows,
+  before: new Date(now.getTime() - deps.config.requestLog.days * DAY_MS).toISOString(),
+});

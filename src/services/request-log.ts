@@ -1,15 +1,25 @@
+import { sql } from 'kysely';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import type { Page, PageRequest } from '../db/paginate.js';
+import {
+  CLASS_COLUMNS,
+  decodeSegment,
+  findInSegment,
+  type LoggedRequest,
+  type StatusClass,
+} from '../db/request-log-segments.js';
 import { toRequestObject, type RequestObject } from '../shapes/requests.js';
 
-// Reading the request log (services/recorder.ts writes it): a project's requests, newest first
-// (in the order they were written: `seq`, on the (project_id, seq) index).
+// Reading the request log (services/recorder.ts writes it in segments, db/request-log-segments.ts):
+// a project's requests newest first, in the order they were written (segments by `seq`, the
+// lines of each in reverse). A page without filters, or filtered by status class only, is found
+// from the segments' counts and only its segments are decoded; other filters decode the
+// project's segments (those a key's or user's id or the time range can rule out are skipped in SQL).
 
 type ProjectScope = { projectId: string };
 
-export const STATUS_CLASSES = ['2xx', '3xx', '4xx', '5xx'] as const;
-export type StatusClass = (typeof STATUS_CLASSES)[number];
+export { STATUS_CLASSES, type StatusClass } from '../db/request-log-segments.js';
 
 export interface RequestFilter {
   status_class?: StatusClass;
@@ -20,28 +30,114 @@ export interface RequestFilter {
   created_before?: string;
 }
 
-/** The project's rows matching `f`. */
-function filtered(deps: Pick<Deps, 'db'>, scope: ProjectScope, f: RequestFilter) {
-  let q = deps.db.selectFrom('request_log').where('request_log.project_id', '=', scope.projectId);
-  if (f.status_class) {
-    const low = Number(f.status_class[0]) * 100;
-    q = q.where('request_log.status', '>=', low).where('request_log.status', '<', low + 100);
-  }
-  if (f.method) q = q.where('request_log.method', '=', f.method.toUpperCase());
-  if (f.key_id) q = q.where('request_log.key_id', '=', f.key_id);
-  if (f.user_id) q = q.where('request_log.user_id', '=', f.user_id);
-  if (f.created_after) q = q.where('request_log.created', '>', new Date(f.created_after).toISOString());
-  if (f.created_before) q = q.where('request_log.created', '<', new Date(f.created_before).toISOString());
+/** The project's segments, narrowed by what their ranges and bodies can rule out. */
+function segments(deps: Pick<Deps, 'db'>, scope: ProjectScope, f: RequestFilter) {
+  let q = deps.db.selectFrom('request_log_segments').where('project_id', '=', scope.projectId);
+  if (f.created_after) q = q.where('last_created', '>', iso(f.created_after));
+  if (f.created_before) q = q.where('first_created', '<', iso(f.created_before));
+  // Ids are letters, digits and '_' (LIKE's one-character wildcard, which only widens the match).
+  for (const id of [f.key_id, f.user_id]) if (id) q = q.where('body', 'like', `%${id}%`);
   return q;
 }
 
-/** Rows with the name of the key or the email of the user that made them. */
-function withNames(q: ReturnType<typeof filtered>) {
-  return q
-    .leftJoin('api_keys', 'api_keys.id', 'request_log.key_id')
-    .leftJoin('users', 'users.id', 'request_log.user_id')
-    .selectAll('request_log')
-    .select(['api_keys.name as key_name', 'users.email as user_email']);
+const iso = (t: string) => new Date(t).toISOString();
+
+/** Whether a request matches the filter. */
+function matches(r: LoggedRequest, f: RequestFilter): boolean {
+  if (f.status_class && Math.floor(r.status / 100) !== Number(f.status_class[0])) return false;
+  if (f.method && r.method !== f.method.toUpperCase()) return false;
+  if (f.key_id && r.key_id !== f.key_id) return false;
+  if (f.user_id && r.user_id !== f.user_id) return false;
+  if (f.created_after && !(r.created > iso(f.created_after))) return false;
+  if (f.created_before && !(r.created < iso(f.created_before))) return false;
+  return true;
+}
+
+/** Requests newest first: the segments' lines in reverse. */
+function newestFirst(bodies: readonly string[]): LoggedRequest[] {
+  return bodies.flatMap((b) => decodeSegment(b).reverse());
+}
+
+/** The page and total when the segments' counts answer them (no filter, or a status class only). */
+async function countedPage(
+  deps: Pick<Deps, 'db'>,
+  scope: ProjectScope,
+  f: RequestFilter,
+  offset: number,
+  limit: number,
+): Promise<{ items: LoggedRequest[]; total: number }> {
+  const counted = f.status_class ? CLASS_COLUMNS[f.status_class] : 'rows';
+  const all = segments(deps, scope, {});
+  const [sum, window] = await Promise.all([
+    all.select(sql<number>`coalesce(sum(${sql.ref(counted)}), 0)`.as('n')).executeTakeFirstOrThrow(),
+    // The segments that hold the page's requests: those whose running count (newest first) crosses it.
+    deps.db
+      .selectFrom(
+        all
+          .select(['seq', sql<number>`${sql.ref(counted)}`.as('n')])
+          .select(sql<number>`sum(${sql.ref(counted)}) over (order by seq desc)`.as('newer'))
+          .as('s'),
+      )
+      .select(['seq', 'n', 'newer'])
+      .where('newer', '>', offset)
+      .where((eb) => eb(eb('newer', '-', eb.ref('n')), '<', offset + limit))
+      .orderBy('seq', 'desc')
+      .execute(),
+  ]);
+  let items: LoggedRequest[] = [];
+  if (window.length > 0) {
+    const bodies = await deps.db
+      .selectFrom('request_log_segments')
+      .select('body')
+      .where(
+        'seq',
+        'in',
+        window.map((w) => w.seq),
+      )
+      .orderBy('seq', 'desc')
+      .execute();
+    // The first window segment's newer count includes requests before the page's start.
+    const skip = offset - (Number(window[0]!.newer) - Number(window[0]!.n));
+    items = newestFirst(bodies.map((b) => b.body))
+      .filter((r) => matches(r, f))
+      .slice(skip, skip + limit);
+  }
+  return { items, total: Number(sum.n) };
+}
+
+/** The page and total by decoding every segment the filter cannot rule out. */
+async function decodedPage(
+  deps: Pick<Deps, 'db'>,
+  scope: ProjectScope,
+  f: RequestFilter,
+  offset: number,
+  limit: number,
+): Promise<{ items: LoggedRequest[]; total: number }> {
+  const rows = await segments(deps, scope, f).select('body').orderBy('seq', 'desc').execute();
+  const hits = newestFirst(rows.map((r) => r.body)).filter((r) => matches(r, f));
+  return { items: hits.slice(offset, offset + limit), total: hits.length };
+}
+
+/** The requests with the name of the key or the email of the user that made them. */
+async function named(deps: Pick<Deps, 'db' | 'config'>, requests: LoggedRequest[]): Promise<RequestObject[]> {
+  const keyIds = [...new Set(requests.flatMap((r) => (r.key_id ? [r.key_id] : [])))];
+  const userIds = [...new Set(requests.flatMap((r) => (r.user_id ? [r.user_id] : [])))];
+  const [keys, users] = await Promise.all([
+    keyIds.length ? deps.db.selectFrom('api_keys').select(['id', 'name']).where('id', 'in', keyIds).execute() : [],
+    userIds.length ? deps.db.selectFrom('users').select(['id', 'email']).where('id', 'in', userIds).execute() : [],
+  ]);
+  const keyName = new Map(keys.map((k) => [k.id, k.name]));
+  const email = new Map(users.map((u) => [u.id, u.email]));
+  return requests.map((r) =>
+    toRequestObject(
+      {
+        ...r,
+        key_name: (r.key_id && keyName.get(r.key_id)) ?? null,
+        user_email: (r.user_id && email.get(r.user_id)) ?? null,
+      },
+      deps.config.publicUrl,
+    ),
+  );
 }
 
 export async function listRequests(
@@ -50,24 +146,29 @@ export async function listRequests(
   { page, limit }: PageRequest,
   f: RequestFilter,
 ): Promise<Page<RequestObject>> {
-  const q = filtered(deps, scope, f);
-  const [rows, count] = await Promise.all([
-    withNames(q)
-      .orderBy('request_log.seq', 'desc')
-      .limit(limit)
-      .offset((page - 1) * limit)
-      .execute(),
-    q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
-  ]);
-  return { items: rows.map((r) => toRequestObject(r, deps.config.publicUrl)), total: Number(count.n), page, limit };
+  const offset = (page - 1) * limit;
+  const countable = !f.method && !f.key_id && !f.user_id && !f.created_after && !f.created_before;
+  const { items, total } = await (countable ? countedPage : decodedPage)(deps, scope, f, offset, limit);
+  return { items: await named(deps, items), total, page, limit };
 }
 
+/** One request: found in the few segments whose id range holds its id (ids are time-ordered). */
 export async function getRequest(
   deps: Pick<Deps, 'db' | 'config'>,
   scope: ProjectScope,
   id: string,
 ): Promise<RequestObject> {
-  const row = await withNames(filtered(deps, scope, {}).where('request_log.id', '=', id)).executeTakeFirst();
-  if (!row) throw new AppError('not_found', `no request ${id} in this project's log`);
-  return toRequestObject(row, deps.config.publicUrl);
+  const candidates = await deps.db
+    .selectFrom('request_log_segments')
+    .select('body')
+    .where('project_id', '=', scope.projectId)
+    .where('last_id', '>=', id)
+    .where('first_id', '<=', id)
+    .orderBy('last_id')
+    .execute();
+  for (const { body } of candidates) {
+    const found = findInSegment(body, id);
+    if (found) return (await named(deps, [found]))[0]!;
+  }
+  throw new AppError('not_found', `no request ${id} in this project's log`);
 }

@@ -1,8 +1,7 @@
-import type { Selectable } from 'kysely';
-import type { RequestLogTable } from '../db/schema.js';
+import type { LoggedRequest } from '../db/request-log-segments.js';
 
-/** A request log row with the names of who made it (joined when read). */
-export type RequestLogRow = Selectable<RequestLogTable> & { key_name: string | null; user_email: string | null };
+/** A recorded request with the names of who made it (looked up when read). */
+export type RequestLogRow = LoggedRequest & { key_name: string | null; user_email: string | null };
 
 /**
  * A recorded request as the API shows it. `url` is the public address of `path` (secret query

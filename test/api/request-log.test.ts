@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import { fixture } from '../helpers/fixtures.js';
+import { SegmentBuilder } from '../../src/db/request-log-segments.js';
+import { logged, storedRequests, writeRequests } from '../helpers/request-log.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 // The request log: every API request that reached a project (key, session, signed upload) is
@@ -180,8 +182,10 @@ describe('request log', () => {
     }, 'the query');
     assert.equal(qRow.path, '/files?limit=2&token=REDACTED&api_key=REDACTED&x=REDACTED');
 
-    // Every stored row, every column: none of the secrets this test used.
-    const stored = JSON.stringify(await t.server.runtime.deps.db.selectFrom('request_log').selectAll().execute());
+    // Every stored segment, every column: none of the secrets this test used.
+    const stored = JSON.stringify(
+      await t.server.runtime.deps.db.selectFrom('request_log_segments').selectAll().execute(),
+    );
     for (const secret of [
       signature,
       fullKey,
@@ -221,33 +225,24 @@ describe('request log retention and switch', () => {
       const { key, project_id } = await t.key('ret', 'main');
       const db = t.server.runtime.deps.db;
       const old = new Date(Date.now() - 2 * 86_400_000).toISOString();
-      const row = { project_id, method: 'GET', route: '/files', path: '/files', status: 200, duration_ms: 1 };
-      await db
-        .insertInto('request_log')
-        .values([{ ...row, id: 'req_old0000000000000000001', created: old, key_id: null, user_id: null, actor: 'key' }])
-        .execute();
+      await writeRequests(db, project_id, [logged({ id: 'req_old0000000000000000001', created: old })]);
       const first = await t.call('GET', '/files', { key });
-      // The old row goes when the project is next pruned; the new one stays (far under 5 rows).
+      // The old request goes when the project is next pruned; the new one stays (far under 5 rows).
       await eventually(async () => {
-        const left = await db.selectFrom('request_log').select('id').where('project_id', '=', project_id).execute();
-        const ids = left.map((r) => r.id);
+        const ids = (await storedRequests(db, project_id)).map((r) => r.id);
         return ids.includes(first.headers['x-request-id']!) && !ids.includes('req_old0000000000000000001')
           ? true
           : undefined;
-      }, 'the row older than a day to go');
+      }, 'the request older than a day to go');
 
       const made: string[] = [];
       for (let i = 0; i < 12; i++)
         made.push((await t.call('GET', `/files?page=${i + 1}`, { key })).headers['x-request-id']!);
       const left = await eventually(async () => {
-        const rows = await db
-          .selectFrom('request_log')
-          .select('id')
-          .where('project_id', '=', project_id)
-          .orderBy('seq', 'desc') // the order they were written in: total, unlike created (equal ms)
-          .execute();
-        return rows.length <= 5 && rows.some((r) => r.id === made[11]) ? rows.map((r) => r.id) : undefined;
-      }, 'the project to be cut to 5 rows');
+        // In the order they were written: total, unlike created (equal ms).
+        const ids = (await storedRequests(db, project_id)).map((r) => r.id).reverse();
+        return ids.length <= 5 && ids.includes(made[11]!) ? ids : undefined;
+      }, 'the project to be cut to 5 requests');
       assert.ok(left.length >= 1 && left.length <= 5);
       assert.ok(!left.includes(made[0]!), 'the oldest went');
       assert.deepEqual(left, made.slice(12 - left.length).reverse(), 'the newest stayed');
@@ -263,25 +258,17 @@ describe('request log retention and switch', () => {
       const db = t.server.runtime.deps.db;
       // An hour ahead: no request this test makes (recorded as it goes) falls in the filtered range.
       const created = new Date(Date.now() + 3600_000).toISOString();
-      // Ids in descending order, so neither id nor created gives the written order.
+      // Ids in descending order, so neither id nor created gives the written order; three
+      // segments of one request, then one of three.
       const ids = Array.from({ length: 6 }, (_, i) => `req_samems${String(9 - i).repeat(14)}`);
-      for (const id of ids)
-        await db
-          .insertInto('request_log')
-          .values({
-            id,
-            project_id,
-            created,
-            method: 'GET',
-            route: '/files',
-            path: '/files',
-            status: 200,
-            duration_ms: 1,
-            key_id: null,
-            user_id: null,
-            actor: 'key',
-          })
-          .execute();
+      await writeRequests(
+        db,
+        project_id,
+        ids.slice(0, 3).map((id) => logged({ id, created })),
+      );
+      const b = new SegmentBuilder(project_id);
+      for (const id of ids.slice(3)) b.addRequest(logged({ id, created }));
+      await db.insertInto('request_log_segments').values(b.row()).execute();
       const seen: string[] = [];
       for (let page = 1; page <= 3; page++) {
         const res = await t.call(

@@ -40,7 +40,7 @@ export interface CallOptions {
  * With MEDIAD_TEST_DATABASE_URL=postgres://… each test server gets a fresh PostgreSQL
  * database, dropped at stop; otherwise the server's default SQLite file is used.
  */
-async function testDatabase() {
+export async function testDatabase() {
   const adminUrl = process.env.MEDIAD_TEST_DATABASE_URL;
   if (!adminUrl) return null;
   const name = `mediad_test_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;

@@ -8,12 +8,15 @@ import { migrate, openDatabase, type Db } from '../../src/db/connect.js';
 import type { Deps } from '../../src/deps.js';
 import { newId } from '../../src/ids.js';
 import type { AuthContext } from '../../src/services/access.js';
-import { Recorder } from '../../src/services/recorder.js';
+import { Recorder, type AnsweredRequest } from '../../src/services/recorder.js';
+import { findInSegment } from '../../src/db/request-log-segments.js';
+import { storedRequests } from '../helpers/request-log.js';
 import { LATEST_VERSION } from '../../src/versions.js';
 
-// The request log's writer against an in-memory database: what a request buffers becomes exactly
-// one row, also when requests are answered while a batch is being written; the order rows are
-// listed in is the order they were written in; request ids sort by time.
+// The request log's writer against an in-memory database: what a request buffers is stored
+// exactly once, in a segment per project and flush, also when requests are answered while a batch
+// is being written; the order requests are read in is the order they were written in; paths read
+// back as sent; retention by rows cuts at the exact request; request ids sort by time.
 let db: Db;
 let close: () => Promise<void>;
 let deps: Deps;
@@ -27,7 +30,7 @@ before(async () => {
     log: pino({ level: 'silent' }),
     config: {
       database: { dialect: 'sqlite', file: ':memory:' },
-      requestLog: { enabled: true, days: 7, maxRows: 1000 },
+      requestLog: { enabled: true, days: 7, maxRows: 100_000 },
     },
   } as unknown as Deps;
 });
@@ -40,7 +43,7 @@ const auth = (projectId: string): AuthContext => ({
   principal: { type: 'key', keyId: 'key_a', scopes: ['full'] },
 });
 
-const answered = (projectId: string, n: number) => ({
+const answered = (projectId: string, n: number): AnsweredRequest => ({
   id: newId('request'),
   auth: auth(projectId),
   method: 'GET',
@@ -50,8 +53,7 @@ const answered = (projectId: string, n: number) => ({
   ms: 1.23456,
 });
 
-const stored = (projectId: string) =>
-  db.selectFrom('request_log').selectAll().where('project_id', '=', projectId).orderBy('seq').execute();
+const stored = (projectId: string) => storedRequests(db, projectId);
 
 describe('Recorder', () => {
   it('writes each buffered request once, in order, also those answered during a write', async () => {
@@ -72,26 +74,84 @@ describe('Recorder', () => {
       [...made, ...during].map((r) => r.id),
     );
     assert.equal(rows[0]!.path, '/files?page=1&token=REDACTED');
+    assert.equal(rows[0]!.route, '/files');
+    assert.equal(rows[0]!.method, 'GET');
+    assert.equal(rows[0]!.status, 200);
     assert.equal(rows[0]!.key_id, 'key_a');
     assert.equal(rows[0]!.user_id, null);
     assert.equal(rows[0]!.actor, 'key');
     assert.equal(rows[0]!.duration_ms, 1.235);
     assert.ok(Math.abs(Date.parse(rows[0]!.created) - Date.now()) < 10_000);
+    const segments = await db
+      .selectFrom('request_log_segments')
+      .selectAll()
+      .where('project_id', '=', 'prj_one')
+      .orderBy('seq')
+      .execute();
+    assert.deepEqual(
+      segments.map((s) => s.rows),
+      [3, 2],
+      'a segment per flush',
+    );
+    // The range of its ids (random after the millisecond, so not the first and last made).
+    const ids = made.map((r) => r.id).sort();
+    assert.equal(segments[0]!.first_id, ids[0]);
+    assert.equal(segments[0]!.last_id, ids[2]);
+    assert.equal(segments[0]!.n2xx, 3);
   });
 
-  it('a flush larger than one statement goes in statements of decreasing sizes, every row once', async () => {
+  it('a flush of several projects writes a segment each; past 1024 requests a project gets another', async () => {
     const rec = new Recorder(deps);
-    const made = Array.from({ length: 512 + 256 + 7 }, (_, i) => answered('prj_two', i));
+    const made = Array.from({ length: 2100 }, (_, i) => answered(i % 3 === 0 ? 'prj_three' : 'prj_two', i));
     for (const r of made) rec.record(r);
     await rec.flush();
-    const rows = await stored('prj_two');
+    for (const projectId of ['prj_two', 'prj_three'])
+      assert.deepEqual(
+        (await stored(projectId)).map((r) => r.id),
+        made.filter((r) => r.auth.projectId === projectId).map((r) => r.id),
+      );
+    const counts = await db
+      .selectFrom('request_log_segments')
+      .select(['project_id', 'rows'])
+      .where('project_id', 'in', ['prj_two', 'prj_three'])
+      .orderBy('seq')
+      .execute();
     assert.deepEqual(
-      rows.map((r) => r.id),
-      made.map((r) => r.id),
+      counts.map((c) => [c.project_id, c.rows]),
+      [
+        ['prj_three', 700],
+        ['prj_two', 1024],
+        ['prj_two', 376],
+      ],
     );
   });
 
-  it('on a SQLite file the appender thread writes the rows, every row once and in order, and trims to the limit', async () => {
+  it('a path holding tabs, newlines, backslashes or another request id reads back as it was', async () => {
+    const rec = new Recorder(deps);
+    const other = newId('request');
+    // A backslash and a t (not a tab), a tab and a newline, an escaped tab, all three raw.
+    const urls = [`/requests/${other}`, '/a\\tb', '/x\ty\nz', '/%09\\n', '/t\there\nand\\back'];
+    const odd = urls.map((url, i) => ({ ...answered('prj_odd', i), url }));
+    odd[4] = { ...odd[4]!, route: null, status: 599 };
+    for (const r of odd) rec.record(r);
+    await rec.flush();
+    const rows = await stored('prj_odd');
+    assert.deepEqual(
+      rows.map((r) => r.path),
+      odd.map((r) => r.url),
+    );
+    assert.equal(rows[4]!.route, null);
+    const { body } = await db
+      .selectFrom('request_log_segments')
+      .select('body')
+      .where('project_id', '=', 'prj_odd')
+      .executeTakeFirstOrThrow();
+    assert.equal(body.split('\n').length, 5, 'a line per request');
+    for (const r of odd) assert.equal(findInSegment(body, r.id)?.path, r.url);
+    assert.equal(findInSegment(body, other), undefined, 'an id inside a path is not a request');
+  });
+
+  it('on a SQLite file the writer thread writes and trims: older segments go, the one at the limit keeps its newest requests', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mediad-recorder-'));
     const file = path.join(dir, 'mediad.db');
     const opened = openDatabase({ dialect: 'sqlite', file });
@@ -103,24 +163,38 @@ describe('Recorder', () => {
         requestLog: { enabled: true, days: 7, maxRows: 200 },
       };
       const rec = new Recorder({ ...deps, db: opened.db, config } as Deps);
-      const made = Array.from({ length: 300 }, (_, i) => answered('prj_file', i));
-      for (const r of made.slice(0, 150)) rec.record(r);
-      const writing = rec.flush();
-      for (const r of made.slice(150)) rec.record(r);
-      await writing;
-      await rec.stop(); // writes the rest (and trims: 300 added, 10 make a trim due), then ends the thread
-      const rows = await opened.db
-        .selectFrom('request_log')
-        .select(['id', 'path'])
-        .where('project_id', '=', 'prj_file')
-        .orderBy('seq')
-        .execute();
+      const made = Array.from({ length: 300 }, (_, i) => answered('prj_trim', i));
+      // Flushes of 70, each trimming (a twentieth of 200 added): the newest 200 are the last
+      // segment's 20, two whole segments and 40 of the one before.
+      for (let i = 0; i < made.length; i += 70) {
+        for (const r of made.slice(i, i + 70)) rec.record(r);
+        await rec.flush();
+      }
+      await rec.stop(); // and ends the thread
+      const rows = await storedRequests(opened.db, 'prj_trim');
       assert.deepEqual(
         rows.map((r) => r.id),
         made.slice(100).map((r) => r.id),
         'the newest 200, in order',
       );
       assert.equal(rows[0]!.path, '/files?page=100&token=REDACTED');
+      const segments = await opened.db
+        .selectFrom('request_log_segments')
+        .selectAll()
+        .where('project_id', '=', 'prj_trim')
+        .orderBy('seq')
+        .execute();
+      assert.deepEqual(
+        segments.map((s) => s.rows),
+        [40, 70, 70, 20],
+      );
+      const kept = made
+        .slice(100, 140)
+        .map((r) => r.id)
+        .sort();
+      assert.equal(segments[0]!.first_id, kept[0], 'the cut segment says what it holds');
+      assert.equal(segments[0]!.last_id, kept[39]);
+      assert.equal(segments[0]!.n2xx, 40);
     } finally {
       await opened.close();
       fs.rmSync(dir, { recursive: true, force: true });
