@@ -116,7 +116,44 @@ export class SegmentBuilder {
   }
 }
 
-function decodeLine(line: string): LoggedRequest {
+/** A segment's lines, newest first. */
+export const linesNewestFirst = (body: string): string[] => (body === '' ? [] : body.split('\n').reverse());
+
+/** What a request must match to be listed (GET /requests' filters). */
+export interface LineFilter {
+  /** The status's hundreds digit: 2 for 2xx. */
+  statusClass?: number;
+  method?: string;
+  keyId?: string;
+  userId?: string;
+  /** Created strictly after / before (ms since 1970). */
+  afterMs?: number;
+  beforeMs?: number;
+}
+
+/**
+ * A test of a line against a filter that decodes nothing it need not: the key or user is the
+ * line's end, the method a field of its own (no other field can hold a tab, so `\tPOST\t` is the
+ * method), and only a status class or a time range splits the line, and only its first fields.
+ */
+export function lineMatcher(f: LineFilter): (line: string) => boolean {
+  if (f.keyId && f.userId) return () => false; // a request is a key's or a session's
+  const actor = f.keyId ? `\tkey\t${f.keyId}` : f.userId ? `\tsession\t${f.userId}` : null;
+  const method = f.method ? `\t${f.method}\t` : null;
+  const fields = f.statusClass !== undefined || f.afterMs !== undefined || f.beforeMs !== undefined;
+  return (line) => {
+    if (actor && !line.endsWith(actor)) return false;
+    if (method && !line.includes(method)) return false;
+    if (!fields) return true;
+    const [, created, , , , status] = line.split('\t', 6);
+    if (f.statusClass !== undefined && Math.floor(Number(status) / 100) !== f.statusClass) return false;
+    if (f.afterMs !== undefined && !(Number(created) > f.afterMs)) return false;
+    if (f.beforeMs !== undefined && !(Number(created) < f.beforeMs)) return false;
+    return true;
+  };
+}
+
+export function decodeLine(line: string): LoggedRequest {
   const [id, created, method, route, path, status, duration, actor, actorId] = line.split('\t') as [
     string,
     string,

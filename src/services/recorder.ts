@@ -15,11 +15,12 @@ import type { AuthContext } from './access.js';
 // buffer into segments, a row per project holding a line per request (db/request-log-segments.ts;
 // redaction included), every FLUSH_MS or as soon as BATCH requests wait, and has them written,
 // with the trims they make due, by the log writer (db/log-writer.ts: on a SQLite file a thread of
-// its own): a row a flush, not a row a request, and no write on the thread that answers requests. The buffer is bounded: past MAX_BUFFERED requests (the database has fallen behind)
-// they are dropped and counted in /metrics (mediad_request_log_dropped_total). stop() flushes what
-// is left. Retention: MEDIAD_REQUEST_LOG_DAYS and _MAX_ROWS per project, whichever comes first,
-// by whole segments and the one segment at the row limit cut to its newest requests; a project is
-// trimmed once this process has added a twentieth of its row limit since the last time, and every
+// its own): a row a flush, not a row a request, and no write on the thread that answers requests.
+// The buffer is bounded: past MAX_BUFFERED requests (the database has fallen behind) they are
+// dropped and counted in /metrics (mediad_request_log_dropped_total). stop() flushes what is left.
+// Retention: MEDIAD_REQUEST_LOG_DAYS and _MAX_ROWS per project, whichever comes first, by whole
+// segments and the one segment at the row limit cut to its newest requests; a project is trimmed
+// once this process has added a twentieth of its row limit since the last time, and every
 // project's old segments go every PRUNE_MS.
 
 const FLUSH_MS = 250;
@@ -84,7 +85,7 @@ export class Recorder {
   private spare: unknown[] = new Array<unknown>(MAX_BUFFERED * STRIDE);
   private count = 0;
   private delivered = new Map<string, UsageDelta>();
-  /** Rows this process added per project since it last pruned that project. */
+  /** Requests this process added per project since it last trimmed that project. */
   private added = new Map<string, number>();
   private lastPrune = 0;
   private readonly poller: Poller;

@@ -4,8 +4,11 @@ import { AppError } from '../errors.js';
 import type { Page, PageRequest } from '../db/paginate.js';
 import {
   CLASS_COLUMNS,
-  decodeSegment,
+  decodeLine,
   findInSegment,
+  lineMatcher,
+  linesNewestFirst,
+  type LineFilter,
   type LoggedRequest,
   type StatusClass,
 } from '../db/request-log-segments.js';
@@ -14,8 +17,9 @@ import { toRequestObject, type RequestObject } from '../shapes/requests.js';
 // Reading the request log (services/recorder.ts writes it in segments, db/request-log-segments.ts):
 // a project's requests newest first, in the order they were written (segments by `seq`, the
 // lines of each in reverse). A page without filters, or filtered by status class only, is found
-// from the segments' counts and only its segments are decoded; other filters decode the
-// project's segments (those a key's or user's id or the time range can rule out are skipped in SQL).
+// from the segments' counts and only its segments are read; other filters read the project's
+// segments that SQL cannot rule out (a key's or user's id absent from the text, times outside its
+// range), test each line without decoding it, and decode only the page's.
 
 type ProjectScope = { projectId: string };
 
@@ -42,20 +46,27 @@ function segments(deps: Pick<Deps, 'db'>, scope: ProjectScope, f: RequestFilter)
 
 const iso = (t: string) => new Date(t).toISOString();
 
-/** Whether a request matches the filter. */
-function matches(r: LoggedRequest, f: RequestFilter): boolean {
-  if (f.status_class && Math.floor(r.status / 100) !== Number(f.status_class[0])) return false;
-  if (f.method && r.method !== f.method.toUpperCase()) return false;
-  if (f.key_id && r.key_id !== f.key_id) return false;
-  if (f.user_id && r.user_id !== f.user_id) return false;
-  if (f.created_after && !(r.created > iso(f.created_after))) return false;
-  if (f.created_before && !(r.created < iso(f.created_before))) return false;
-  return true;
-}
+const toLineFilter = (f: RequestFilter): LineFilter => ({
+  ...(f.status_class ? { statusClass: Number(f.status_class[0]) } : {}),
+  ...(f.method ? { method: f.method.toUpperCase() } : {}),
+  ...(f.key_id ? { keyId: f.key_id } : {}),
+  ...(f.user_id ? { userId: f.user_id } : {}),
+  ...(f.created_after ? { afterMs: Date.parse(f.created_after) } : {}),
+  ...(f.created_before ? { beforeMs: Date.parse(f.created_before) } : {}),
+});
 
-/** Requests newest first: the segments' lines in reverse. */
-function newestFirst(bodies: readonly string[]): LoggedRequest[] {
-  return bodies.flatMap((b) => decodeSegment(b).reverse());
+/** The page [offset, offset + limit) of the matching lines of segments given newest first, and how many match. */
+function pageOfLines(bodies: readonly string[], f: RequestFilter, offset: number, limit: number) {
+  const match = lineMatcher(toLineFilter(f));
+  const page: string[] = [];
+  let total = 0;
+  for (const body of bodies)
+    for (const line of linesNewestFirst(body)) {
+      if (!match(line)) continue;
+      if (total >= offset && total < offset + limit) page.push(line);
+      total++;
+    }
+  return { items: page.map(decodeLine), total };
 }
 
 /** The page and total when the segments' counts answer them (no filter, or a status class only). */
@@ -84,28 +95,29 @@ async function countedPage(
       .orderBy('seq', 'desc')
       .execute(),
   ]);
-  let items: LoggedRequest[] = [];
-  if (window.length > 0) {
-    const bodies = await deps.db
-      .selectFrom('request_log_segments')
-      .select('body')
-      .where(
-        'seq',
-        'in',
-        window.map((w) => w.seq),
-      )
-      .orderBy('seq', 'desc')
-      .execute();
-    // The first window segment's newer count includes requests before the page's start.
-    const skip = offset - (Number(window[0]!.newer) - Number(window[0]!.n));
-    items = newestFirst(bodies.map((b) => b.body))
-      .filter((r) => matches(r, f))
-      .slice(skip, skip + limit);
-  }
+  if (window.length === 0) return { items: [], total: Number(sum.n) };
+  const bodies = await deps.db
+    .selectFrom('request_log_segments')
+    .select('body')
+    .where(
+      'seq',
+      'in',
+      window.map((w) => w.seq),
+    )
+    .orderBy('seq', 'desc')
+    .execute();
+  // The first window segment's running count includes the requests of the newer segments before it.
+  const skip = offset - (Number(window[0]!.newer) - Number(window[0]!.n));
+  const { items } = pageOfLines(
+    bodies.map((b) => b.body),
+    f,
+    skip,
+    limit,
+  );
   return { items, total: Number(sum.n) };
 }
 
-/** The page and total by decoding every segment the filter cannot rule out. */
+/** The page and total by reading every segment the filter cannot rule out. */
 async function decodedPage(
   deps: Pick<Deps, 'db'>,
   scope: ProjectScope,
@@ -114,8 +126,12 @@ async function decodedPage(
   limit: number,
 ): Promise<{ items: LoggedRequest[]; total: number }> {
   const rows = await segments(deps, scope, f).select('body').orderBy('seq', 'desc').execute();
-  const hits = newestFirst(rows.map((r) => r.body)).filter((r) => matches(r, f));
-  return { items: hits.slice(offset, offset + limit), total: hits.length };
+  return pageOfLines(
+    rows.map((r) => r.body),
+    f,
+    offset,
+    limit,
+  );
 }
 
 /** The requests with the name of the key or the email of the user that made them. */
