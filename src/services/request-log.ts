@@ -118,7 +118,7 @@ async function countedPage(
 }
 
 /** The page and total by reading every segment the filter cannot rule out. */
-async function decodedPage(
+async function scannedPage(
   deps: Pick<Deps, 'db'>,
   scope: ProjectScope,
   f: RequestFilter,
@@ -164,7 +164,7 @@ export async function listRequests(
 ): Promise<Page<RequestObject>> {
   const offset = (page - 1) * limit;
   const countable = !f.method && !f.key_id && !f.user_id && !f.created_after && !f.created_before;
-  const { items, total } = await (countable ? countedPage : decodedPage)(deps, scope, f, offset, limit);
+  const { items, total } = await (countable ? countedPage : scannedPage)(deps, scope, f, offset, limit);
   return { items: await named(deps, items), total, page, limit };
 }
 
