@@ -160,6 +160,7 @@ export function openDatabase(database: Config['database']): OpenDatabase {
   };
 }
 
+/** Kysely on one connection (SQLite) or a pool (PostgreSQL); the request log's writer thread opens its own. */
 export function connect(database: Config['database']): Db {
   if (database.dialect === 'postgres') {
     // bigint (int8) columns come back as numbers; file sizes stay far below 2^53.
@@ -181,7 +182,10 @@ export function connect(database: Config['database']): Db {
   return new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite) }) });
 }
 
-/** Applies pending migrations (up to `to`, a migration's name, if given; tests of a migration stop before it); returns the names applied. */
+/**
+ * Applies pending migrations, up to `to` (a migration's name) if given, so a test of a migration
+ * can stop before it; returns the names applied.
+ */
 export async function migrate(db: Db, to?: string): Promise<string[]> {
   const migrator = new Migrator({ db, provider: new CodeMigrationProvider() });
   const { error, results } = await (to === undefined ? migrator.migrateToLatest() : migrator.migrateTo(to));
