@@ -33,6 +33,7 @@ export interface LoggedRequest {
 /** The status classes a segment counts: 2xx to 5xx. */
 export const STATUS_CLASSES = ['2xx', '3xx', '4xx', '5xx'] as const;
 export type StatusClass = (typeof STATUS_CLASSES)[number];
+/** A segment's count column per status class. */
 export const CLASS_COLUMNS = { '2xx': 'n2xx', '3xx': 'n3xx', '4xx': 'n4xx', '5xx': 'n5xx' } as const;
 
 const NEEDS_ESCAPE = /[\t\n\\]/;
@@ -121,8 +122,7 @@ export const linesNewestFirst = (body: string): string[] => (body === '' ? [] : 
 
 /** What a request must match to be listed (GET /requests' filters). */
 export interface LineFilter {
-  /** The status's hundreds digit: 2 for 2xx. */
-  statusClass?: number;
+  statusClass?: StatusClass;
   method?: string;
   keyId?: string;
   userId?: string;
@@ -140,13 +140,14 @@ export function lineMatcher(f: LineFilter): (line: string) => boolean {
   if (f.keyId && f.userId) return () => false; // a request is a key's or a session's
   const actor = f.keyId ? `\tkey\t${f.keyId}` : f.userId ? `\tsession\t${f.userId}` : null;
   const method = f.method ? `\t${f.method}\t` : null;
-  const fields = f.statusClass !== undefined || f.afterMs !== undefined || f.beforeMs !== undefined;
+  const hundreds = f.statusClass === undefined ? undefined : Number(f.statusClass[0]);
+  const fields = hundreds !== undefined || f.afterMs !== undefined || f.beforeMs !== undefined;
   return (line) => {
     if (actor && !line.endsWith(actor)) return false;
     if (method && !line.includes(method)) return false;
     if (!fields) return true;
     const [, created, , , , status] = line.split('\t', 6);
-    if (f.statusClass !== undefined && Math.floor(Number(status) / 100) !== f.statusClass) return false;
+    if (hundreds !== undefined && Math.floor(Number(status) / 100) !== hundreds) return false;
     if (f.afterMs !== undefined && !(Number(created) > f.afterMs)) return false;
     if (f.beforeMs !== undefined && !(Number(created) < f.beforeMs)) return false;
     return true;

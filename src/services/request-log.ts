@@ -34,20 +34,9 @@ export interface RequestFilter {
   created_before?: string;
 }
 
-/** The project's segments, narrowed by what their ranges and bodies can rule out. */
-function segments(deps: Pick<Deps, 'db'>, scope: ProjectScope, f: RequestFilter) {
-  let q = deps.db.selectFrom('request_log_segments').where('project_id', '=', scope.projectId);
-  if (f.created_after) q = q.where('last_created', '>', iso(f.created_after));
-  if (f.created_before) q = q.where('first_created', '<', iso(f.created_before));
-  // Ids are letters, digits and '_' (LIKE's one-character wildcard, which only widens the match).
-  for (const id of [f.key_id, f.user_id]) if (id) q = q.where('body', 'like', `%${id}%`);
-  return q;
-}
-
-const iso = (t: string) => new Date(t).toISOString();
-
+/** The API's filter as the codec tests lines: the time range in ms, the method in capitals. */
 const toLineFilter = (f: RequestFilter): LineFilter => ({
-  ...(f.status_class ? { statusClass: Number(f.status_class[0]) } : {}),
+  ...(f.status_class ? { statusClass: f.status_class } : {}),
   ...(f.method ? { method: f.method.toUpperCase() } : {}),
   ...(f.key_id ? { keyId: f.key_id } : {}),
   ...(f.user_id ? { userId: f.user_id } : {}),
@@ -55,9 +44,19 @@ const toLineFilter = (f: RequestFilter): LineFilter => ({
   ...(f.created_before ? { beforeMs: Date.parse(f.created_before) } : {}),
 });
 
+/** The project's segments, narrowed by what their ranges and bodies can rule out. */
+function segments(deps: Pick<Deps, 'db'>, scope: ProjectScope, f: LineFilter) {
+  let q = deps.db.selectFrom('request_log_segments').where('project_id', '=', scope.projectId);
+  if (f.afterMs !== undefined) q = q.where('last_created', '>', new Date(f.afterMs).toISOString());
+  if (f.beforeMs !== undefined) q = q.where('first_created', '<', new Date(f.beforeMs).toISOString());
+  // Ids are letters, digits and '_' (LIKE's one-character wildcard, which only widens the match).
+  for (const id of [f.keyId, f.userId]) if (id) q = q.where('body', 'like', `%${id}%`);
+  return q;
+}
+
 /** The page [offset, offset + limit) of the matching lines of segments given newest first, and how many match. */
-function pageOfLines(bodies: readonly string[], f: RequestFilter, offset: number, limit: number) {
-  const match = lineMatcher(toLineFilter(f));
+function pageOfLines(bodies: readonly string[], f: LineFilter, offset: number, limit: number) {
+  const match = lineMatcher(f);
   const page: string[] = [];
   let total = 0;
   for (const body of bodies)
@@ -73,11 +72,11 @@ function pageOfLines(bodies: readonly string[], f: RequestFilter, offset: number
 async function countedPage(
   deps: Pick<Deps, 'db'>,
   scope: ProjectScope,
-  f: RequestFilter,
+  f: LineFilter,
   offset: number,
   limit: number,
 ): Promise<{ items: LoggedRequest[]; total: number }> {
-  const counted = f.status_class ? CLASS_COLUMNS[f.status_class] : 'rows';
+  const counted = f.statusClass === undefined ? 'rows' : CLASS_COLUMNS[f.statusClass];
   const all = segments(deps, scope, {});
   const [sum, window] = await Promise.all([
     all.select(sql<number>`coalesce(sum(${sql.ref(counted)}), 0)`.as('n')).executeTakeFirstOrThrow(),
@@ -121,7 +120,7 @@ async function countedPage(
 async function scannedPage(
   deps: Pick<Deps, 'db'>,
   scope: ProjectScope,
-  f: RequestFilter,
+  f: LineFilter,
   offset: number,
   limit: number,
 ): Promise<{ items: LoggedRequest[]; total: number }> {
@@ -163,8 +162,10 @@ export async function listRequests(
   f: RequestFilter,
 ): Promise<Page<RequestObject>> {
   const offset = (page - 1) * limit;
-  const countable = !f.method && !f.key_id && !f.user_id && !f.created_after && !f.created_before;
-  const { items, total } = await (countable ? countedPage : scannedPage)(deps, scope, f, offset, limit);
+  const lf = toLineFilter(f);
+  // The segments' counts answer a list filtered by nothing or by a status class only.
+  const countable = Object.keys(lf).every((k) => k === 'statusClass');
+  const { items, total } = await (countable ? countedPage : scannedPage)(deps, scope, lf, offset, limit);
   return { items: await named(deps, items), total, page, limit };
 }
 

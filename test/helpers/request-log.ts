@@ -4,14 +4,12 @@ import { decodeSegment, SegmentBuilder, type LoggedRequest } from '../../src/db/
 // The request log as stored: a project's requests in the order they were written (segments by
 // seq, each segment's lines in order), and requests written directly, a segment each.
 
+/** A project's segments in the order they were written. */
+export const storedSegments = (db: Db, projectId: string) =>
+  db.selectFrom('request_log_segments').selectAll().where('project_id', '=', projectId).orderBy('seq').execute();
+
 export async function storedRequests(db: Db, projectId: string): Promise<LoggedRequest[]> {
-  const segments = await db
-    .selectFrom('request_log_segments')
-    .select('body')
-    .where('project_id', '=', projectId)
-    .orderBy('seq')
-    .execute();
-  return segments.flatMap((s) => decodeSegment(s.body));
+  return (await storedSegments(db, projectId)).flatMap((s) => decodeSegment(s.body));
 }
 
 export const logged = (r: Partial<LoggedRequest> & Pick<LoggedRequest, 'id' | 'created'>): LoggedRequest => ({

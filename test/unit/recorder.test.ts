@@ -10,7 +10,7 @@ import { newId } from '../../src/ids.js';
 import type { AuthContext } from '../../src/services/access.js';
 import { Recorder, type AnsweredRequest } from '../../src/services/recorder.js';
 import { findInSegment } from '../../src/db/request-log-segments.js';
-import { storedRequests } from '../helpers/request-log.js';
+import { storedRequests, storedSegments } from '../helpers/request-log.js';
 import { LATEST_VERSION } from '../../src/versions.js';
 
 // The request log's writer against an in-memory database: what a request buffers is stored
@@ -82,12 +82,7 @@ describe('Recorder', () => {
     assert.equal(rows[0]!.actor, 'key');
     assert.equal(rows[0]!.duration_ms, 1.235);
     assert.ok(Math.abs(Date.parse(rows[0]!.created) - Date.now()) < 10_000);
-    const segments = await db
-      .selectFrom('request_log_segments')
-      .selectAll()
-      .where('project_id', '=', 'prj_one')
-      .orderBy('seq')
-      .execute();
+    const segments = await storedSegments(db, 'prj_one');
     assert.deepEqual(
       segments.map((s) => s.rows),
       [3, 2],
@@ -178,12 +173,7 @@ describe('Recorder', () => {
         'the newest 200, in order',
       );
       assert.equal(rows[0]!.path, '/files?page=100&token=REDACTED');
-      const segments = await opened.db
-        .selectFrom('request_log_segments')
-        .selectAll()
-        .where('project_id', '=', 'prj_trim')
-        .orderBy('seq')
-        .execute();
+      const segments = await storedSegments(opened.db, 'prj_trim');
       assert.deepEqual(
         segments.map((s) => s.rows),
         [40, 70, 70, 20],

@@ -37,8 +37,8 @@ it('filters by key, user, method, status class and time without false matches in
   assert.deepEqual(ids({ userId: 'usr_1' }), ['req_c']);
   assert.deepEqual(ids({ keyId: 'key_1', userId: 'usr_1' }), []);
   assert.deepEqual(ids({ method: 'POST' }), ['req_b'], 'not the path');
-  assert.deepEqual(ids({ statusClass: 2 }), ['req_a', 'req_b']);
-  assert.deepEqual(ids({ statusClass: 5 }), ['req_d']);
+  assert.deepEqual(ids({ statusClass: '2xx' }), ['req_a', 'req_b']);
+  assert.deepEqual(ids({ statusClass: '5xx' }), ['req_d']);
   assert.deepEqual(ids({ afterMs: t0, beforeMs: t0 + 3 }), ['req_b', 'req_c']);
-  assert.deepEqual(ids({ method: 'GET', statusClass: 4 }), ['req_c']);
+  assert.deepEqual(ids({ method: 'GET', statusClass: '4xx' }), ['req_c']);
 });
