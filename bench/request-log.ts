@@ -50,7 +50,7 @@ async function readTimes(s: Awaited<ReturnType<typeof instance>>): Promise<Recor
     'GET /requests?limit=50': '/requests?limit=50',
     'status_class=2xx': '/requests?limit=50&status_class=2xx',
     'page 1000': '/requests?limit=50&page=1000',
-    [`key_id`]: `/requests?limit=50&key_id=${s.key.key_id}`,
+    key_id: `/requests?limit=50&key_id=${s.key.key_id}`,
     'method=POST (none)': '/requests?limit=50&method=POST',
     'GET /requests/{id}': `/requests/${first}`,
   };
