@@ -1,7 +1,7 @@
 // Lint: typescript-eslint's recommended rules, and DESIGN.md's boundaries as rules rather than
 // memory. Floors, top to bottom: cli/server/app/runtime > api > http > workers > services >
 // kinds > workflows > queue > webhooks > events > db > shapes; beside them at the bottom
-// media, storage, net, ai. A floor imports only floors below it; import cycles are found by
+// media, storage, net, ai, secrets. A floor imports only floors below it; import cycles are found by
 // `madge --circular` (npm run lint). A new folder gets its rule here in the same commit.
 import js from '@eslint/js';
 import globals from 'globals';
@@ -107,6 +107,7 @@ export default tseslint.config(
   restrict(['src/storage/**'], SERVER_SIDE, { ownedPatterns: ownedExcept(['@aws-sdk/*']) }),
   restrict(['src/net/**'], SERVER_SIDE, { ownedPatterns: ownedExcept(['undici']) }),
   restrict(['src/ai/**'], SERVER_SIDE),
+  restrict(['src/secrets/**'], SERVER_SIDE),
   {
     // Migrations are written against the schema of their day, not today's Database type (Kysely's advice).
     files: ['src/db/migrations/**'],

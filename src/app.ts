@@ -27,7 +27,7 @@ import { webhooksRoutes } from './api/webhooks.js';
 import { keysRoutes } from './api/keys.js';
 import { operationsRoutes } from './api/operations.js';
 import { requestsRoutes } from './api/requests.js';
-import { Recorder } from './services/recorder.js';
+import { Recorder, redactPath } from './services/recorder.js';
 import { accountRoutes } from './api/accounts.js';
 import { oidcRoutes } from './api/oidc.js';
 import { adminRoutes } from './api/admin.js';
@@ -105,8 +105,9 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
         status: reply.statusCode,
         ms: reply.elapsedTime,
       });
+    // Signatures, keys and tokens in the query are redacted here as in the request log.
     req.log.info(
-      { method: req.method, route, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+      { method: req.method, route, url: redactPath(req.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
       'request',
     );
   });

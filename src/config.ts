@@ -94,6 +94,11 @@ export interface Config {
    * point (see src/faults.ts). Never set in production.
    */
   crashAt: string | null;
+  /**
+   * Keys that seal secret options (an http step's header values) at rest (MEDIAD_SECRET_KEY, then
+   * MEDIAD_SECRET_KEY_PREVIOUS): 32 bytes each. Empty: the data dir's secret.key (made at first start).
+   */
+  secretKeys: Buffer[];
 }
 
 export interface AiEndpointConfig {
@@ -237,6 +242,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     ai: parseAi(env, read, problems),
     crashAt: env.MEDIAD_CRASH_AT || null,
+    secretKeys: parseSecretKeys(env, problems),
   };
   problems.push(...privateProviderProblems(config));
   if (!config.accounts.passwordSignIn && !config.oidc)
@@ -244,6 +250,34 @@ export function loadConfig(env: Env = process.env): Config {
 
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+/** A 32-byte key written as base64 (44 characters) or hex (64), as `openssl rand -base64 32` prints one. */
+function parseSecretKey(name: string, raw: string, problems: string[]): Buffer | null {
+  const text = raw.trim();
+  const key = /^[0-9a-fA-F]{64}$/.test(text)
+    ? Buffer.from(text, 'hex')
+    : /^[A-Za-z0-9+/_-]{43}=?$/.test(text)
+      ? Buffer.from(text, 'base64')
+      : null;
+  if (key?.length === 32) return key;
+  problems.push(`${name} must be 32 random bytes as base64 or hex (make one with: openssl rand -base64 32)`);
+  return null;
+}
+
+function parseSecretKeys(env: Env, problems: string[]): Buffer[] {
+  const current = env.MEDIAD_SECRET_KEY;
+  const previous = (env.MEDIAD_SECRET_KEY_PREVIOUS ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (!current) {
+    if (previous.length > 0) problems.push('MEDIAD_SECRET_KEY_PREVIOUS needs MEDIAD_SECRET_KEY (the current key)');
+    return [];
+  }
+  return [current, ...previous]
+    .map((raw, i) => parseSecretKey(i === 0 ? 'MEDIAD_SECRET_KEY' : 'MEDIAD_SECRET_KEY_PREVIOUS', raw, problems))
+    .filter((k): k is Buffer => k !== null);
 }
 
 function parseStorage(env: Env, read: EnvReader, problems: string[]): Config['storage'] {

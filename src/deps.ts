@@ -5,6 +5,7 @@ import type { Db } from './db/connect.js';
 import type { ReaderThread } from './db/reader.js';
 import type { BlobStore } from './storage/blob-store.js';
 import type { GuardedClient } from './net/guarded-fetch.js';
+import type { Sealer } from './secrets/sealer.js';
 
 /** Side effects the services use, each behind a small interface so tests can swap real ones. */
 export interface Clock {
@@ -27,6 +28,8 @@ export interface Deps {
   log: Logger;
   /** Scratch space on the same filesystem as the disk blob store, so finished files are renamed, not copied. */
   tmpDir: string;
+  /** Seals and reveals secret options (http header values) with the key kept outside the database. */
+  secrets: Sealer;
   /** Shared state across processes (rate limits), when MEDIAD_REDIS_URL is set. */
   redis?: Redis;
 }

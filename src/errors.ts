@@ -51,6 +51,8 @@ export const ERROR_CATALOGUE = {
   internal_error: 500,
   /** An AI provider failed a task's call (time-out, 5xx, 429, an answer off the schema); tasks only. */
   provider_failed: 502,
+  /** A secret option (an http header value) could not be opened with this process's keys (MEDIAD_SECRET_KEY); tasks only. */
+  secret_unavailable: 500,
   service_unavailable: 503,
 } as const;
 

@@ -12,6 +12,9 @@ import { sweepExpiredKeys } from './services/idempotency.js';
 import { connectRedis } from './ratelimit/redis-client.js';
 import { isAlive } from './process-liveness.js';
 import { sweepBlobJournal } from './services/blob-journal.js';
+import { sealStoredSecrets } from './services/stored-secrets.js';
+import { dataDirSecretKey } from './secrets/key-file.js';
+import { createSealer } from './secrets/sealer.js';
 
 export interface Runtime {
   deps: Deps;
@@ -44,6 +47,15 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
     userAgent: 'mediad/0.1 (+https://github.com/mediad)',
   });
 
+  // Secret options are sealed with a key that is not in the database (secrets/sealer.ts).
+  if (config.secretKeys.length === 0 && config.database.dialect === 'postgres')
+    log.warn(
+      'MEDIAD_SECRET_KEY is not set: this process seals http header values with its data dir secret.key; every mediad process of this database needs the same key (set MEDIAD_SECRET_KEY everywhere)',
+    );
+  const secrets = createSealer(
+    config.secretKeys.length > 0 ? config.secretKeys : [await dataDirSecretKey(config.dataDir)],
+  );
+
   const listener = config.database.dialect === 'postgres' ? listenForWork(config.database.url, log) : null;
   const redis = config.redisUrl ? await connectRedis(config.redisUrl, log) : undefined; // rate limits across processes
   const deps: Deps = {
@@ -55,8 +67,11 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
     outbound,
     log,
     tmpDir,
+    secrets,
     ...(redis ? { redis } : {}),
   };
+  // Header values stored in the clear by an earlier mediad are sealed (once).
+  await sealStoredSecrets(deps);
   // Blobs a stopped process wrote or was deleting without its row's commit (blob-journal.ts).
   const sweepBlobs = () =>
     sweepBlobJournal(deps).catch((err: unknown) => log.warn({ err }, 'blob journal sweep failed'));

@@ -33,6 +33,7 @@ import * as m008 from './migrations/008-request-log.js';
 import * as m009 from './migrations/009-admin.js';
 import * as m010 from './migrations/010-operations.js';
 import * as m011 from './migrations/011-request-log-segments.js';
+import * as m012 from './migrations/012-data-passes.js';
 
 export type Db = Kysely<Database>;
 
@@ -50,6 +51,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '009-admin': m009,
   '010-operations': m010,
   '011-request-log-segments': m011,
+  '012-data-passes': m012,
 };
 
 class CodeMigrationProvider implements MigrationProvider {

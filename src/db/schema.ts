@@ -341,6 +341,12 @@ export interface QueuePausesTable {
 }
 
 /** A worker pool (one per process that runs tasks), kept by its heartbeats. */
+/** Data passes that have run (services/stored-secrets.ts), by name. */
+export interface DataPassesTable {
+  name: string;
+  done: string;
+}
+
 export interface WorkersTable {
   /** The pool's lease owner (`host:pid:random`): the tasks it runs carry it in lease_owner. */
   id: string;
@@ -377,4 +383,5 @@ export interface Database {
   workers: WorkersTable;
   request_log_segments: RequestLogSegmentsTable;
   usage_counters: UsageCountersTable;
+  data_passes: DataPassesTable;
 }

@@ -17,7 +17,10 @@ export const httpKind = defineKind({
       url: Type.String({ format: 'uri', maxLength: 4096 }),
       method: Type.Optional(Type.Enum(['POST', 'GET', 'PUT'])),
       headers: Type.Optional(
-        Type.Record(Type.String({ pattern: '^[A-Za-z0-9-]{1,64}$' }), Type.String({ maxLength: 4096 })),
+        Type.Record(Type.String({ pattern: '^[A-Za-z0-9-]{1,64}$' }), Type.String({ maxLength: 4096 }), {
+          description:
+            'Sent with the request. The values are write-only: stored sealed (MEDIAD_SECRET_KEY) and shown as REDACTED in every answer, event, delivery and webhook.',
+        }),
       ),
       body: Type.Optional(Type.Unknown()),
     },

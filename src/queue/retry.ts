@@ -1,5 +1,6 @@
 import { isEngineUnavailableError, isProviderError } from '../ai/index.js';
 import { isAppError } from '../errors.js';
+import { SecretKeyError } from '../secrets/sealer.js';
 import type { RetryPolicy } from './policies.js';
 
 // Which failures are worth another attempt. A source that timed out or did not answer,
@@ -30,6 +31,8 @@ export function classifyFailure(err: unknown): TaskFailure {
       ...(err.retryAfterMs !== undefined ? { retryAfterMs: Math.min(err.retryAfterMs, MAX_RETRY_AFTER_MS) } : {}),
     };
   }
+  // Another attempt on the same process has the same keys.
+  if (err instanceof SecretKeyError) return { code: 'secret_unavailable', message: err.message, transient: false };
   if (isEngineUnavailableError(err)) return { code: 'engine_unavailable', message: err.message, transient: false };
   const e = err as { code?: unknown; reason?: unknown; message?: unknown };
   if (typeof e?.code === 'string' && ['no_audio_stream', 'invalid_for_input'].includes(e.code)) {

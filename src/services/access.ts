@@ -6,7 +6,17 @@ import type { ApiVersion } from '../versions.js';
 // (with its scopes) or a signed-in user (with their role in the project's organisation). Every
 // operation belongs to a family of resources and reads or writes it.
 
-export const FAMILIES = ['files', 'tasks', 'automations', 'events', 'webhooks', 'project', 'keys', 'queue'] as const;
+export const FAMILIES = [
+  'files',
+  'tasks',
+  'automations',
+  'events',
+  'webhooks',
+  'project',
+  'secrets',
+  'keys',
+  'queue',
+] as const;
 export type Family = (typeof FAMILIES)[number];
 
 /**
@@ -14,6 +24,12 @@ export type Family = (typeof FAMILIES)[number];
  * organisation's queue and workers (GET /queue, GET /workers, pausing a kind).
  */
 const ADMIN_FAMILIES: readonly Family[] = ['keys', 'queue'];
+/**
+ * Signing secrets (the project's task-webhook secret, an endpoint's new secret on rotation): whoever
+ * holds one can forge deliveries that receivers verify as genuine. Roles: owners and admins only,
+ * reading included; keys: full access or an explicit `secrets:read` / `secrets:write` scope.
+ */
+const SECRET_FAMILY: Family = 'secrets';
 
 /** What a key may be given: full access, or reading or writing (which includes reading) a family. Keys are managed with full access only. */
 export const SCOPES = [
@@ -45,6 +61,13 @@ export function principalId(p: Principal): string {
   return p.type === 'key' ? p.keyId : p.type === 'session' ? p.userId : 'signed_url';
 }
 
+/** Routes of a family other than their path prefix's (matched exactly, before the prefixes). */
+const FAMILY_OF_ROUTE = new Map<string, Family>([
+  ['/project/webhook-secret', 'secrets'],
+  ['/project/webhook-secret/rotate', 'secrets'],
+  ['/webhooks/:id/rotate-secret', 'secrets'],
+]);
+
 const FAMILY_OF: [prefix: string, family: Family][] = [
   ['/files', 'files'],
   ['/media', 'files'],
@@ -67,19 +90,21 @@ const FAMILY_OF: [prefix: string, family: Family][] = [
 /** The family of a route (by its path pattern), or null for routes outside the project's resources. */
 export function familyOf(routeUrl: string): Family | null {
   return (
+    FAMILY_OF_ROUTE.get(routeUrl) ??
     FAMILY_OF.find(
       ([prefix]) =>
         routeUrl === prefix ||
         routeUrl.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`) ||
         routeUrl.startsWith(`${prefix}-`),
-    )?.[1] ?? null
+    )?.[1] ??
+    null
   );
 }
 
 /** Roles may: viewers read; members also write, but not keys or project settings; admins and owners everything. */
 function roleAllows(role: Role, family: Family, write: boolean): boolean {
   if (role === 'owner' || role === 'admin') return true;
-  if (ADMIN_FAMILIES.includes(family)) return false;
+  if (ADMIN_FAMILIES.includes(family) || family === SECRET_FAMILY) return false;
   if (!write) return true;
   return role === 'member' && family !== 'project';
 }

@@ -8,6 +8,7 @@ import { holds, isCondition, resolveProp, type Condition, type ConditionSubject 
 import { MEDIA_KINDS } from '../workflows/runner.js';
 import { stepKind, stepOptions, validateWorkflow, type Step } from '../workflows/steps.js';
 import { conditionSubject } from '../workflows/subject.js';
+import { redactSealed } from '../secrets/secret-options.js';
 import { mediaInputFile, triggerHolds } from './automation-runs.js';
 import { findMedia } from './media.js';
 
@@ -116,7 +117,8 @@ export async function dryRunAutomation(
   const { publicUrl } = deps.config;
   const subject = conditionSubject(publicUrl, media, file);
   const trigger = JSON.parse(automation.trigger) as Trigger;
-  const workflow = JSON.parse(automation.workflow) as unknown[];
+  // Header values stay sealed (shown REDACTED): a dry run checks the workflow's shape, not secrets.
+  const workflow = redactSealed(JSON.parse(automation.workflow) as unknown[]);
   const noDeps: Context = { reach: 'yes', reason: '', parent: null, input: { file }, annotated: new Map() };
   const triggerConditions = (trigger.conditions ?? []).map((c) => checkCondition(c, subject, noDeps));
   const started = triggerHolds(trigger, subject);

@@ -12,6 +12,7 @@ import { kindEntry, stepChecks } from '../kinds/registry.js';
 import { toAutomationObject, type AutomationObject } from '../shapes/automations.js';
 import { validateConditions } from '../workflows/conditions.js';
 import { validateWorkflow } from '../workflows/steps.js';
+import { sealWorkflow } from './secrets.js';
 import { refuseWithoutEngines } from './tasks.js';
 
 type Scope = { projectId: string };
@@ -71,7 +72,7 @@ export async function createAutomation(
       name: input.name ?? null,
       description: input.description ?? null,
       trigger: JSON.stringify(input.trigger),
-      workflow: JSON.stringify(input.workflow),
+      workflow: JSON.stringify(sealWorkflow(deps, scope.projectId, input.workflow)),
       status: input.status ?? 'active',
       created: now,
       updated: now,
@@ -123,7 +124,19 @@ export async function updateAutomation(
     if (input.name !== undefined || replace) changes.name = input.name ?? null;
     if (input.description !== undefined || replace) changes.description = input.description ?? null;
     if (input.trigger !== undefined) changes.trigger = JSON.stringify(input.trigger);
-    if (input.workflow !== undefined) changes.workflow = JSON.stringify(input.workflow);
+    if (input.workflow !== undefined) {
+      // A workflow read back (header values REDACTED) and sent again keeps the values it had.
+      const before = await trx
+        .selectFrom('automations')
+        .select('workflow')
+        .where('project_id', '=', scope.projectId)
+        .where('id', '=', id)
+        .executeTakeFirst();
+      if (!before) throw notFound(id);
+      changes.workflow = JSON.stringify(
+        sealWorkflow(deps, scope.projectId, input.workflow, JSON.parse(before.workflow) as unknown),
+      );
+    }
     if (input.status !== undefined || replace) changes.status = input.status ?? 'active';
     const res = await trx
       .updateTable('automations')

@@ -19,6 +19,7 @@ import { advance } from '../workflows/runner.js';
 import { findFileRow } from './files.js';
 import { findMedia } from './media.js';
 import { checkFilename, normalizeFolder } from './paths.js';
+import { revealTaskOptions, sealTaskOptions } from './secrets.js';
 
 type Scope = { projectId: string };
 
@@ -130,7 +131,7 @@ export async function createTask(
         input_file_id: body.file_id,
         input_url: inputUrl,
         input,
-        options: { ...options, ...target },
+        options: { ...sealTaskOptions(deps, scope.projectId, kind.kind, options), ...target },
         target,
         webhook_url: webhookUrl,
         ...origin,
@@ -240,9 +241,9 @@ function filterTasks(db: Kysely<Database>, projectId: string, filter: TaskFilter
 const RETRYABLE: TaskStatus[] = ['failed', 'cancelled'];
 const MAX_BULK_RETRY = 1000;
 
-/** The request that made a task, rebuilt from its row, to run it again. */
-function requestOf(row: TasksTable): TaskRequest {
-  const options = JSON.parse(row.options) as Record<string, unknown>;
+/** The request that made a task, rebuilt from its row (its secrets revealed, to be sealed anew), to run it again. */
+function requestOf(deps: Deps, row: TasksTable): TaskRequest {
+  const options = revealTaskOptions(deps, row.project_id, row.kind, JSON.parse(row.options) as Record<string, unknown>);
   return {
     ...options,
     kind: row.kind,
@@ -258,7 +259,7 @@ async function retryRow(deps: Deps, scope: Scope, row: TasksTable): Promise<Task
   if (!RETRYABLE.includes(row.status))
     throw new AppError('conflict', `task ${row.id} is ${row.status}; only a failed or cancelled task can be retried`);
   // Everything a new task is checked for is checked again: the input file may be gone, the kind's rules may have changed.
-  return createTask(deps, scope, requestOf(row), { retry_of: row.id, automation_id: row.automation_id });
+  return createTask(deps, scope, requestOf(deps, row), { retry_of: row.id, automation_id: row.automation_id });
 }
 
 /** POST /tasks/{id}/retry: a new task of the same kind, input and options (retry_of names the old one). */

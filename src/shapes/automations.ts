@@ -1,5 +1,6 @@
 import type { AutomationsTable } from '../db/schema.js';
 import type { Condition } from './conditions.js';
+import { parseRedacted } from './tasks.js';
 
 export interface Trigger {
   kind: 'event';
@@ -15,7 +16,7 @@ export function toAutomationObject(row: AutomationsTable) {
     description: row.description ?? undefined,
     // Stored as validated; shown as plain JSON objects.
     trigger: JSON.parse(row.trigger) as Record<string, unknown>,
-    workflow: JSON.parse(row.workflow) as Record<string, unknown>[],
+    workflow: parseRedacted<Record<string, unknown>[]>(row.workflow),
     status: row.status,
     created: row.created,
     updated: row.updated,

@@ -1,5 +1,13 @@
 import type { TasksTable } from '../db/schema.js';
 import type { FileObject } from './files.js';
+import { SEALED_PREFIX } from '../secrets/sealer.js';
+import { redactSealed } from '../secrets/secret-options.js';
+
+/** Stored JSON as answers show it: secret values (sealed) read REDACTED. */
+export function parseRedacted<T>(json: string): T {
+  const value = JSON.parse(json) as T;
+  return json.includes(SEALED_PREFIX) ? redactSealed(value) : value;
+}
 
 /** Where a task's output goes: the `folder`, `filename` and `ref` it was created with. */
 export interface TaskTarget {
@@ -38,7 +46,7 @@ export function toTaskObject(row: TasksTable) {
       : row.input_url
         ? { url: row.input_url }
         : undefined,
-    options: JSON.parse(row.options) as Record<string, unknown>,
+    options: parseRedacted<Record<string, unknown>>(row.options),
     output: row.output ? (JSON.parse(row.output) as Record<string, unknown>) : null,
     status: row.status,
     progress: row.progress,

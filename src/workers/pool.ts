@@ -24,6 +24,7 @@ import { signals, TASK_CANCELLED, TASK_READY } from '../signals.js';
 import { advance } from '../workflows/runner.js';
 import { AiEngines } from './ai-ports.js';
 import { resolveInput } from './input.js';
+import { runOptions } from '../services/secrets.js';
 import { applyResult } from './outcome.js';
 
 const PROGRESS_WRITE_MS = 500;
@@ -217,7 +218,8 @@ export class WorkerPool {
           void heartbeat(deps.db, task, this.opts.leaseMs, deps.clock.now(), progress).catch(() => undefined);
         },
       };
-      const result = await kind.run(ctx, kindOptions(task), input);
+      const options = runOptions(deps, task.project_id, task.kind, kindOptions(task));
+      const result = await kind.run(ctx, options, input);
       controller.signal.throwIfAborted();
       await applyResult(deps, task, target, input, result);
       log.info({ ms: Date.now() - Date.parse(task.started ?? task.created) }, 'task completed');

@@ -10,12 +10,18 @@ export interface ServeProcess {
   child: ChildProcess;
   base: string;
   call<T = any>(method: string, urlPath: string, opts?: { key?: string; body?: unknown }): Promise<ApiResponse<T>>;
+  /** What the process wrote to stdout so far (its log), when spawned with `{ stdout: true }`. */
+  stdout(): string;
   /** Resolves with the signal or exit code when the process ends. */
   exited: Promise<NodeJS.Signals | number | null>;
   stop(): Promise<void>;
 }
 
-export async function spawnServe(dataDir: string, env: Record<string, string> = {}): Promise<ServeProcess> {
+export async function spawnServe(
+  dataDir: string,
+  env: Record<string, string> = {},
+  opts: { stdout?: boolean } = {},
+): Promise<ServeProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('src/cli.ts'), 'serve'], {
     env: {
@@ -30,8 +36,10 @@ export async function spawnServe(dataDir: string, env: Record<string, string> = 
       MEDIAD_WORKER_LEASE_SECONDS: '1',
       ...env,
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', opts.stdout ? 'pipe' : 'ignore', 'inherit'],
   });
+  let out = '';
+  child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
   const exited = new Promise<NodeJS.Signals | number | null>((resolve) =>
     child.once('exit', (code, signal) => resolve(signal ?? code)),
   );
@@ -86,6 +94,7 @@ export async function spawnServe(dataDir: string, env: Record<string, string> = 
     child,
     base,
     call,
+    stdout: () => out,
     exited,
     stop() {
       stopping ??= (async () => {

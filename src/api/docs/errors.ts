@@ -51,6 +51,8 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
     'The kind cannot run with the engines this mediad has (an AI provider not configured, a local engine not installed); the message says what to set or install.',
   provider_failed:
     'The AI provider timed out, answered an error, or answered off the requested schema (a task error; retried per the kind unless the refusal was final).',
+  secret_unavailable:
+    'A secret option (an http header value) could not be opened with this process’s key: every mediad process needs the same MEDIAD_SECRET_KEY (a task error).',
 };
 
 /** The catalogue as a Markdown table: status, code, meaning. */

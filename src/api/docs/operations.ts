@@ -201,7 +201,8 @@ export const OPERATIONS: Record<string, Operation> = {
     id: 'rotateWebhookSecret',
     tag: 'Webhooks',
     summary: 'Rotate an endpoint’s secret',
-    description: 'The old secret keeps signing beside the new one for 24 hours.',
+    description:
+      'The old secret keeps signing beside the new one for 24 hours. Signing secrets are for owners and admins, full-access keys and keys scoped `secrets:write`: whoever holds one can sign deliveries that receivers accept as genuine. Members, viewers and other scopes get 403.',
   },
   'GET /webhooks/:id/deliveries': {
     id: 'listWebhookDeliveries',
@@ -238,12 +239,15 @@ export const OPERATIONS: Record<string, Operation> = {
     id: 'getProjectWebhookSecret',
     tag: 'Project',
     summary: 'Get the task webhook secret',
+    description:
+      'The `whsec_…` secret that signs task webhooks (`webhook_url`). Signing secrets are for owners and admins, full-access keys and keys scoped `secrets:read` (to read) or `secrets:write` (to rotate): whoever holds one can sign deliveries that receivers accept as genuine. Members, viewers and other scopes get 403.',
   },
   'POST /project/webhook-secret/rotate': {
     id: 'rotateProjectWebhookSecret',
     tag: 'Project',
     summary: 'Rotate the task webhook secret',
-    description: 'The old secret keeps signing beside the new one for 24 hours.',
+    description:
+      'The old secret keeps signing beside the new one for 24 hours. Signing secrets are for owners and admins, full-access keys and keys scoped `secrets:read` (to read) or `secrets:write` (to rotate): whoever holds one can sign deliveries that receivers accept as genuine. Members, viewers and other scopes get 403.',
   },
   'GET /requests': {
     id: 'listRequests',
@@ -300,7 +304,7 @@ export const OPERATIONS: Record<string, Operation> = {
     tag: 'Keys',
     summary: 'Create an API key',
     description:
-      '`scopes`: `full` (the default), or `<family>:read` / `<family>:write` for files, tasks, automations, events, webhooks, project; `expires` optional. The key itself is in this answer only.',
+      '`scopes`: `full` (the default), or `<family>:read` / `<family>:write` for files, tasks, automations, events, webhooks, project, secrets (the webhook signing secrets); `expires` optional. The key itself is in this answer only.',
   },
   'PATCH /keys/:id': {
     id: 'updateKey',

@@ -11019,7 +11019,7 @@ export interface operations {
             content: {
                 "application/json": {
                     name?: string | null;
-                    scopes?: ("full" | "files:read" | "files:write" | "tasks:read" | "tasks:write" | "automations:read" | "automations:write" | "events:read" | "events:write" | "webhooks:read" | "webhooks:write" | "project:read" | "project:write")[];
+                    scopes?: ("full" | "files:read" | "files:write" | "tasks:read" | "tasks:write" | "automations:read" | "automations:write" | "events:read" | "events:write" | "webhooks:read" | "webhooks:write" | "project:read" | "project:write" | "secrets:read" | "secrets:write")[];
                     expires?: string | null;
                 };
             };

@@ -26,7 +26,7 @@ import { membershipOf, permissionsFor, useSignedIn } from '../session';
 
 type Scope = NonNullable<Body<'/keys', 'post'>['scopes']>[number];
 type Access = 'none' | 'read' | 'write';
-type Family = 'files' | 'tasks' | 'automations' | 'events' | 'webhooks' | 'project';
+type Family = 'files' | 'tasks' | 'automations' | 'events' | 'webhooks' | 'project' | 'secrets';
 const FAMILIES: { id: Family; label: string }[] = [
   { id: 'files', label: 'Files and media' },
   { id: 'tasks', label: 'Tasks' },
@@ -34,6 +34,7 @@ const FAMILIES: { id: Family; label: string }[] = [
   { id: 'events', label: 'Events' },
   { id: 'webhooks', label: 'Webhooks' },
   { id: 'project', label: 'Project settings' },
+  { id: 'secrets', label: 'Signing secrets' },
 ];
 const ACCESS: Access[] = ['none', 'read', 'write'];
 
@@ -51,6 +52,8 @@ const SCOPE_LIST: Scope[] = [
   'webhooks:write',
   'project:read',
   'project:write',
+  'secrets:read',
+  'secrets:write',
 ];
 
 function toScope(s: string): Scope | undefined {
@@ -250,6 +253,7 @@ function CreateKeyDialog({ open, onClose, onCreated }: { open: boolean; onClose:
     events: 'none',
     webhooks: 'none',
     project: 'none',
+    secrets: 'none',
   });
   const [expiry, setExpiry] = useState('never');
   const [busy, setBusy] = useState(false);

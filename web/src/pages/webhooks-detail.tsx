@@ -225,7 +225,7 @@ function DeliveryPanel({
 export default function WebhookDetailPage() {
   const { projectId = '', id = '' } = useParams();
   const session = useSignedIn();
-  const { canWrite } = permissionsFor(membershipOf(session, projectId)?.role);
+  const { canWrite, canManage } = permissionsFor(membershipOf(session, projectId)?.role);
   const [params, setParams] = useSearchParams();
   const statusParam = params.get('status');
   const status = isStatus(statusParam) ? statusParam : undefined;
@@ -322,17 +322,20 @@ export default function WebhookDetailPage() {
                 Send test event
               </Button>
               <Button onClick={() => setEditing(true)}>Edit</Button>
-              <ConfirmDialog
-                trigger={<Button>Rotate secret</Button>}
-                title="Rotate this endpoint's secret?"
-                description="A new secret signs from now on; the old one keeps signing beside it for 24 hours (two signatures), so your receiver can switch."
-                confirmLabel="Rotate"
-                tone="primary"
-                onConfirm={async () => {
-                  setRotated(ok(await api.POST('/webhooks/{id}/rotate-secret', { params: { path: { id } } })).data);
-                  ep.reload();
-                }}
-              />
+              {/* A signing secret is for owners and admins (members may not read one). */}
+              {canManage ? (
+                <ConfirmDialog
+                  trigger={<Button>Rotate secret</Button>}
+                  title="Rotate this endpoint's secret?"
+                  description="A new secret signs from now on; the old one keeps signing beside it for 24 hours (two signatures), so your receiver can switch."
+                  confirmLabel="Rotate"
+                  tone="primary"
+                  onConfirm={async () => {
+                    setRotated(ok(await api.POST('/webhooks/{id}/rotate-secret', { params: { path: { id } } })).data);
+                    ep.reload();
+                  }}
+                />
+              ) : null}
               {endpoint.enabled ? (
                 <Button busy={busy === 'disable'} onClick={() => setEnabled(false)}>
                   Disable

@@ -22,7 +22,8 @@ import './webhooks.css';
 
 // Webhook endpoints (GET /webhooks): list, add, edit, delete (members and up; viewers read), each
 // endpoint's page for its deliveries; the project's task-webhook secret (GET /project/webhook-secret,
-// revealed on demand, rotated by owners and admins); how to verify signatures. ?new=1 opens the form.
+// revealed on demand and rotated by owners and admins only: it signs what receivers trust); how to
+// verify signatures. ?new=1 opens the form.
 
 type ProjectSecret = Data<'/project/webhook-secret', 'get'>;
 
@@ -35,7 +36,7 @@ export function EndpointStatus({ endpoint }: { endpoint: Endpoint }) {
   );
 }
 
-function ProjectSecretCard({ canManage }: { canManage: boolean }) {
+function ProjectSecretCard() {
   const [secret, setSecret] = useState<ProjectSecret | null>(null);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
@@ -77,19 +78,17 @@ function ProjectSecretCard({ canManage }: { canManage: boolean }) {
             Reveal secret
           </Button>
         )}
-        {canManage ? (
-          <ConfirmDialog
-            trigger={<Button>Rotate secret</Button>}
-            title="Rotate the task webhook secret?"
-            description="A new secret signs from now on; the old one keeps signing beside it for 24 hours so receivers can switch."
-            confirmLabel="Rotate"
-            tone="primary"
-            onConfirm={async () => {
-              setSecret(ok(await api.POST('/project/webhook-secret/rotate')).data);
-              toast({ title: 'Task webhook secret rotated', tone: 'success' });
-            }}
-          />
-        ) : null}
+        <ConfirmDialog
+          trigger={<Button>Rotate secret</Button>}
+          title="Rotate the task webhook secret?"
+          description="A new secret signs from now on; the old one keeps signing beside it for 24 hours so receivers can switch."
+          confirmLabel="Rotate"
+          tone="primary"
+          onConfirm={async () => {
+            setSecret(ok(await api.POST('/project/webhook-secret/rotate')).data);
+            toast({ title: 'Task webhook secret rotated', tone: 'success' });
+          }}
+        />
       </div>
     </section>
   );
@@ -241,7 +240,7 @@ export default function WebhooksPage() {
       )}
 
       <VerifySnippets />
-      <ProjectSecretCard canManage={canManage} />
+      {canManage ? <ProjectSecretCard /> : null}
 
       {creating ? (
         <EndpointDialog
