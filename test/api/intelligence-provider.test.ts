@@ -428,3 +428,30 @@ describe('configuration and mediad doctor', () => {
     assert.match(down.report.problems.join(), /answered 503/);
   });
 });
+
+describe('with the default time limit (MEDIAD_AI_TIMEOUT_SECONDS unset)', () => {
+  it('transcribes audio of any length: the limit grown from the audio is a whole number of ms', async () => {
+    const d = await startTestServer({
+      MEDIAD_AI_BASE_URL: ai.baseUrl,
+      MEDIAD_AI_TRANSCRIBE_MODEL: 'whisper-1',
+      MEDIAD_ALLOWED_URL_HOSTS: ai.host,
+    });
+    try {
+      const k = await d.key('ai', 'default-limit');
+      // 2.3457 s: 120 s plus the audio's length is 122345.7 ms, which AbortSignal.timeout refuses.
+      const wav = path.join(d.dataDir, 'odd-length.wav');
+      await new Promise<void>((resolve, reject) =>
+        spawn('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'sine=f=440:d=2.3457', '-ar', '16000', wav], {
+          stdio: 'inherit',
+        }).on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`ffmpeg exited ${code}`)))),
+      );
+      const file = await upload(d, { key: k.key, projectId: k.project_id }, wav);
+      const task = await run(d, k.key, { kind: 'speech', file_id: file.id });
+      assert.equal(task.status, 'completed', `${task.error_code}: ${task.error}`);
+      assert.equal(task.attempts, 1);
+      assert.ok(uploads().length >= 1);
+    } finally {
+      await d.stop();
+    }
+  });
+});

@@ -98,7 +98,8 @@ export async function providerRequest(
 ): Promise<unknown> {
   const url = endpointUrl(ep.baseUrl, path);
   const at = where(method, url);
-  const timeoutMs = ep.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  // AbortSignal.timeout takes whole milliseconds only (a limit grown from an audio's length is not).
+  const timeoutMs = Math.ceil(ep.timeoutMs ?? DEFAULT_TIMEOUT_MS);
   const deadline = AbortSignal.timeout(timeoutMs);
   const combined = signal ? AbortSignal.any([signal, deadline]) : deadline;
   const redact = (s: string) => redactSecret(s, ep.apiKey);

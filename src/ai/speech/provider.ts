@@ -175,7 +175,7 @@ export async function transcribeWithProvider(input: string, opts: ProviderSpeech
       if (previous) form.append('prompt', previous);
       // Without a configured timeout, allow real time for the chunk on top of the usual 120 s:
       // a Whisper server on a CPU can take about as long as the audio.
-      const timeoutMs = opts.endpoint.timeoutMs ?? 120_000 + (chunk.end - chunk.start) * 1000;
+      const timeoutMs = opts.endpoint.timeoutMs ?? 120_000 + Math.ceil((chunk.end - chunk.start) * 1000);
       const answer = await providerRequest(
         { ...opts.endpoint, timeoutMs },
         'POST',
