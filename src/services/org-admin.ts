@@ -232,6 +232,8 @@ export async function renameProject(
         now,
       );
     return toProjectObject({ ...row, name });
+  }).catch((err: unknown) => {
+    throw isUniqueViolation(err) ? nameTaken('the organisation already has a project', name) : err;
   });
 }
 

@@ -3,6 +3,7 @@ import type { Deps } from '../deps.js';
 import { iso } from '../deps.js';
 import type { Database, Role } from '../db/schema.js';
 import { transact } from '../db/transact.js';
+import { isUniqueViolation } from '../db/errors.js';
 import { AppError } from '../errors.js';
 import { newId, randomBase62 } from '../ids.js';
 import { toProjectObject } from '../shapes/projects.js';
@@ -172,18 +173,19 @@ export async function createOrgProject(
   const role = await orgRole(deps, userId, orgId);
   if (role !== 'owner' && role !== 'admin')
     throw new AppError('insufficient_role', `your role (${role}) may not create projects; ask an owner or admin`);
+  const taken = () =>
+    new AppError('conflict', `the organisation already has a project named "${name}"`, {
+      details: [{ field: 'name', message: 'taken' }],
+    });
   return transact(deps.db, async (trx) => {
-    const taken = await trx
+    const existing = await trx
       .selectFrom('projects')
       .select('id')
       .where('org_id', '=', orgId)
       .where('name', '=', name)
       .where('deleted', 'is', null)
       .executeTakeFirst();
-    if (taken)
-      throw new AppError('conflict', `the organisation already has a project named "${name}"`, {
-        details: [{ field: 'name', message: 'taken' }],
-      });
+    if (existing) throw taken();
     const now = iso(deps.clock.now());
     const p = await insertProject(trx, orgId, name, now);
     await recordAudit(
@@ -201,5 +203,8 @@ export async function createOrgProject(
     return toProjectObject(
       await trx.selectFrom('projects').selectAll().where('id', '=', p.id).executeTakeFirstOrThrow(),
     );
+  }).catch((err: unknown) => {
+    // The same name made by a request at the same time: a conflict, never a 500.
+    throw isUniqueViolation(err) ? taken() : err;
   });
 }

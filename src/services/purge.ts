@@ -25,9 +25,16 @@ export const HOUSEKEEPING = 'housekeeping';
 const POLL_MS = 10 * 60_000;
 const FILE_BATCH = 200;
 
-/** In the deleting transaction: the project is gone for every request from this commit on. */
+/**
+ * In the deleting transaction: the project is gone for every request from this commit on, and its
+ * name is free again at once (as an organisation's), not when the purge removes the row.
+ */
 export async function markProjectDeleted(trx: Db, projectId: string, now: string): Promise<void> {
-  await trx.updateTable('projects').set({ deleted: now }).where('id', '=', projectId).execute();
+  await trx
+    .updateTable('projects')
+    .set({ deleted: now, name: `${projectId} (deleted)` })
+    .where('id', '=', projectId)
+    .execute();
   await cancelProjectTasks(trx, projectId, now);
   await trx
     .updateTable('events')

@@ -352,6 +352,29 @@ describe('administration: organisations, projects, members, invitations', () => 
     assert.equal((await t.call('GET', '/files', { key: ada.key })).status, 200, 'the other project is untouched');
   });
 
+  it("a deleted project's name is free at once, for a new project and a rename, before the purge", async () => {
+    const make = (name: string) => t.call('POST', `/orgs/${ada.orgId}/projects`, write(t, ada.session, { name }));
+    const remove = (id: string, name: string) =>
+      t.call('DELETE', `/orgs/${ada.orgId}/projects/${id}`, write(t, ada.session, { confirm: name }));
+    const first = (await make('Reuse')).json.data;
+    assert.equal((await remove(first.id, 'Reuse')).status, 200);
+    // The purge waits out a grace (the worker lease) first: the deleted row is still there.
+    const db = t.server.runtime.deps.db;
+    assert.ok(await db.selectFrom('projects').select('id').where('id', '=', first.id).executeTakeFirst());
+    const again = await make('Reuse');
+    assert.equal(again.status, 201, again.text);
+    assert.notEqual(again.json.data.id, first.id);
+    const other = (await make('Reuse-b')).json.data;
+    assert.equal((await remove(other.id, 'Reuse-b')).status, 200);
+    const renamed = await t.call(
+      'PATCH',
+      `/orgs/${ada.orgId}/projects/${again.json.data.id}`,
+      write(t, ada.session, { name: 'Reuse-b' }),
+    );
+    assert.equal(renamed.status, 200, renamed.text);
+    refused(await make('Reuse-b'), 409, 'conflict');
+  });
+
   it('organisations: owners delete with the exact name; it disappears at once, its name is free, its rows are purged', async () => {
     const p = await t.call('POST', `/orgs/${otherOrg}/projects`, write(t, ada.session, { name: 'Site' }));
     const keyRes = await t.call('POST', '/keys', write(t, ada.session, {}, p.json.data.id));
