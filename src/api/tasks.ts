@@ -78,6 +78,8 @@ const RetrySchema = Type.Object({
   retried: Type.Integer(),
   tasks: Type.Array(Type.String()),
   errors: Type.Array(Type.Object({ task_id: Type.String(), code: Type.String(), message: Type.String() })),
+  /** More failed tasks matched than one call takes: call again for the next ones. */
+  more: Type.Boolean(),
 });
 
 export const tasksRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {

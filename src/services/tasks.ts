@@ -239,7 +239,15 @@ function filterTasks(db: Kysely<Database>, projectId: string, filter: TaskFilter
 }
 
 const RETRYABLE: TaskStatus[] = ['failed', 'cancelled'];
-const MAX_BULK_RETRY = 1000;
+/** Tasks one POST /tasks/retry takes at most; `more` says when others are left for the next call. */
+export const MAX_BULK_RETRY = 500;
+/**
+ * How long retries run before the event loop gets a turn. On SQLite every query of a retry
+ * completes without giving the loop one, so a long run would hold up every other request (/health
+ * too); a request's I/O needs several turns, so they come often.
+ */
+const TURN_MS = 5;
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** The request that made a task, rebuilt from its row (its secrets revealed, to be sealed anew), to run it again. */
 function requestOf(deps: Deps, row: TasksTable): TaskRequest {
@@ -273,14 +281,33 @@ export interface RetryResult {
   tasks: string[];
   /** Tasks that could not run again, and why (their input file was deleted, the project's pending limit was reached…). */
   errors: { task_id: string; code: string; message: string }[];
+  /** More failed tasks matched than one call takes (MAX_BULK_RETRY): call again for the next ones. */
+  more: boolean;
 }
 
 /**
  * POST /tasks/retry: every failed task of the filter (top-level tasks: a workflow is retried whole),
- * not retried before, oldest first, at most 1000. A task that cannot be retried is reported, not fatal; reaching the
- * project's pending limit stops the run.
+ * not retried before, oldest first, at most MAX_BULK_RETRY, giving the event loop a turn every
+ * TURN_MS. A task that cannot be retried is reported, not fatal; reaching the project's
+ * pending limit stops the run. A media or automation of the filter must be the project's (404).
  */
 export async function retryTasks(deps: Deps, scope: Scope, filter: Omit<TaskFilter, 'status'>): Promise<RetryResult> {
+  if (filter.media_id && !(await findMedia(deps.db, scope.projectId, filter.media_id)))
+    throw new AppError('not_found', `no media ${filter.media_id} in this project`, {
+      details: [{ field: 'media_id', message: 'not found' }],
+    });
+  if (filter.automation_id) {
+    const automation = await deps.db
+      .selectFrom('automations')
+      .select('id')
+      .where('project_id', '=', scope.projectId)
+      .where('id', '=', filter.automation_id)
+      .executeTakeFirst();
+    if (!automation)
+      throw new AppError('not_found', `no automation ${filter.automation_id} in this project`, {
+        details: [{ field: 'automation_id', message: 'not found' }],
+      });
+  }
   const rows = await filterTasks(deps.db, scope.projectId, { ...filter, status: 'failed' })
     .where('parent_id', 'is', null)
     // A failed task retried before stays failed; it is not retried twice.
@@ -290,10 +317,16 @@ export async function retryTasks(deps: Deps, scope: Scope, filter: Omit<TaskFilt
     .selectAll()
     .orderBy('created')
     .orderBy('id')
-    .limit(MAX_BULK_RETRY)
+    .limit(MAX_BULK_RETRY + 1)
     .execute();
-  const result: RetryResult = { object: 'retry', retried: 0, tasks: [], errors: [] };
-  for (const row of rows) {
+  const more = rows.length > MAX_BULK_RETRY;
+  const result: RetryResult = { object: 'retry', retried: 0, tasks: [], errors: [], more };
+  let turn = performance.now();
+  for (const row of rows.slice(0, MAX_BULK_RETRY)) {
+    if (performance.now() - turn >= TURN_MS) {
+      await nextTurn();
+      turn = performance.now();
+    }
     try {
       result.tasks.push((await retryRow(deps, scope, row)).id);
       result.retried++;

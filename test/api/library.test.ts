@@ -165,7 +165,7 @@ describe('tasks: filters, retry, bulk retry, status of media', () => {
     assert.equal(again.json.data.retried, 3, 'the retries failed too and are retried in turn; the originals are not');
     for (const id of again.json.data.tasks) await waitForTask(t, key, id);
     const none = await call('POST', '/tasks/retry', { kind: 'image' });
-    assert.deepEqual(none.json.data, { object: 'retry', retried: 0, tasks: [], errors: [] });
+    assert.deepEqual(none.json.data, { object: 'retry', retried: 0, tasks: [], errors: [], more: false });
 
     // A failed image task whose input file was deleted since cannot run again: it is reported.
     // (The task is marked failed in the database: no image task of a valid file fails on its own.)
@@ -186,6 +186,62 @@ describe('tasks: filters, retry, bulk retry, status of media', () => {
       [[task.id, 'not_found']],
     );
     assert.deepEqual(ids(await call('GET', `/media?status=failed`)), [], 'failed ingests have no media');
+  });
+});
+
+describe('POST /tasks/retry at scale', () => {
+  it('takes at most 500 a call (more: true), and answers other requests while it runs', async () => {
+    const { key: k, project_id } = await t.key('library', 'bulk');
+    // Kept from running: the retried tasks stay pending (their kind is paused).
+    assert.equal((await t.call('POST', '/queue/kinds/http/pause', { key: k })).status, 200);
+    const first = (await t.call('POST', '/tasks', { key: k, body: { kind: 'http', url: origin.url('/status/404') } }))
+      .json.data;
+    const db = t.server.runtime.deps.db;
+    const row = await db.selectFrom('tasks').selectAll().where('id', '=', first.id).executeTakeFirstOrThrow();
+    const error = JSON.stringify({ code: 'source_rejected', message: 'made to fail by the test' });
+    await db.updateTable('tasks').set({ status: 'failed', error }).where('id', '=', first.id).execute();
+    const copies = Array.from({ length: 620 }, (_, i) => ({
+      ...row,
+      id: `${row.id}x${String(i).padStart(4, '0')}`,
+      status: 'failed' as const,
+      error,
+    }));
+    for (let i = 0; i < copies.length; i += 100)
+      await db
+        .insertInto('tasks')
+        .values(copies.slice(i, i + 100))
+        .execute();
+
+    // /health keeps answering while one call retries 500 tasks.
+    let retrying = true;
+    let answeredMeanwhile = 0;
+    const health = (async () => {
+      while (retrying) {
+        const res = await t.call('GET', '/health');
+        if (retrying && res.status === 200) answeredMeanwhile++;
+      }
+    })();
+    const res = await t.call('POST', '/tasks/retry', { key: k, body: { kind: 'http' } });
+    retrying = false;
+    await health;
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.json.data.retried, 500);
+    assert.equal(res.json.data.more, true);
+    assert.ok(answeredMeanwhile >= 3, `/health answered ${answeredMeanwhile} times during the retry`);
+    const rest = await t.call('POST', '/tasks/retry', { key: k, body: { kind: 'http' } });
+    assert.equal(rest.json.data.retried, 121);
+    assert.equal(rest.json.data.more, false);
+    assert.equal((await t.call('POST', '/queue/kinds/http/resume', { key: k })).status, 200);
+    await db.deleteFrom('tasks').where('project_id', '=', project_id).where('status', '=', 'pending').execute();
+  });
+
+  it("another project's media or automation in the filter is a 404", async () => {
+    const other = await t.key('library-other', 'retry');
+    for (const body of [{ media_id: media.video.id }, { automation_id: 'auto_nothere' }]) {
+      const res = await t.call('POST', '/tasks/retry', { key: other.key, body });
+      assert.equal(res.status, 404, res.text);
+      assert.equal(res.json.error.details[0].field, Object.keys(body)[0]);
+    }
   });
 });
 

@@ -124,7 +124,7 @@ export const OPERATIONS: Record<string, Operation> = {
     tag: 'Tasks',
     summary: 'Retry every failed task of a filter',
     description:
-      'Failed top-level tasks not retried before, oldest first, at most 1000; each is checked as a new task, and those that cannot run again are listed in `errors`.',
+      'Failed top-level tasks not retried before, oldest first, at most 500 a call (`more: true` when others are left: call again); each is checked as a new task, and those that cannot run again are listed in `errors`. A `media_id` or `automation_id` that is not this project’s is a 404.',
   },
   'POST /tasks/:id/cancel': {
     id: 'cancelTask',

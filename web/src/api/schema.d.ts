@@ -731,7 +731,7 @@ export interface paths {
         put?: never;
         /**
          * Retry every failed task of a filter
-         * @description Failed top-level tasks not retried before, oldest first, at most 1000; each is checked as a new task, and those that cannot run again are listed in `errors`.
+         * @description Failed top-level tasks not retried before, oldest first, at most 500 a call (`more: true` when others are left: call again); each is checked as a new task, and those that cannot run again are listed in `errors`. A `media_id` or `automation_id` that is not this project’s is a 404.
          */
         post: operations["retryTasks"];
         delete?: never;
@@ -788,7 +788,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get the task webhook secret */
+        /**
+         * Get the task webhook secret
+         * @description The `whsec_…` secret that signs task webhooks (`webhook_url`). Signing secrets are for owners and admins, full-access keys and keys scoped `secrets:read` (to read) or `secrets:write` (to rotate): whoever holds one can sign deliveries that receivers accept as genuine. Members, viewers and other scopes get 403.
+         */
         get: operations["getProjectWebhookSecret"];
         put?: never;
         post?: never;
@@ -809,7 +812,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate the task webhook secret
-         * @description The old secret keeps signing beside the new one for 24 hours.
+         * @description The old secret keeps signing beside the new one for 24 hours. Signing secrets are for owners and admins, full-access keys and keys scoped `secrets:read` (to read) or `secrets:write` (to rotate): whoever holds one can sign deliveries that receivers accept as genuine. Members, viewers and other scopes get 403.
          */
         post: operations["rotateProjectWebhookSecret"];
         delete?: never;
@@ -996,7 +999,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate an endpoint’s secret
-         * @description The old secret keeps signing beside the new one for 24 hours.
+         * @description The old secret keeps signing beside the new one for 24 hours. Signing secrets are for owners and admins, full-access keys and keys scoped `secrets:write`: whoever holds one can sign deliveries that receivers accept as genuine. Members, viewers and other scopes get 403.
          */
         post: operations["rotateWebhookSecret"];
         delete?: never;
@@ -1097,7 +1100,7 @@ export interface paths {
         put?: never;
         /**
          * Create an API key
-         * @description `scopes`: `full` (the default), or `<family>:read` / `<family>:write` for files, tasks, automations, events, webhooks, project; `expires` optional. The key itself is in this answer only.
+         * @description `scopes`: `full` (the default), or `<family>:read` / `<family>:write` for files, tasks, automations, events, webhooks, project, secrets (the webhook signing secrets); `expires` optional. The key itself is in this answer only.
          */
         post: operations["createKey"];
         delete?: never;
@@ -7565,6 +7568,7 @@ export interface operations {
                                 code: string;
                                 message: string;
                             }[];
+                            more: boolean;
                         };
                         error: null;
                         links: {

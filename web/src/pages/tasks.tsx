@@ -241,6 +241,7 @@ function RetryAllResult({ result, onClose }: { result: RetryResult; onClose: () 
           {result.retried === 1 ? 'Retried 1 failed task.' : `Retried ${result.retried} failed tasks.`}
           {result.errors.length ? ` ${result.errors.length} could not be retried:` : ''}
         </strong>
+        {result.more ? <p>More failed tasks are left than one retry takes: retry again for the next ones.</p> : null}
         {result.errors.length ? (
           <ul>
             {result.errors.map((e) => (
