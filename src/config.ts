@@ -63,6 +63,11 @@ export interface Config {
     pendingTasksPerProject: number;
     /** How many automations may follow one another (each firing on the previous one's output). */
     automationChainDepth: number;
+    /**
+     * Tasks that automations may start for the work one root event caused (a client's upload, a
+     * task it made): each run's workflow task and its steps, at every depth of the chain.
+     */
+    automationChainTasks: number;
   };
   /** People and their sessions (the web application). */
   accounts: {
@@ -226,6 +231,7 @@ export function loadConfig(env: Env = process.env): Config {
     quotas: {
       pendingTasksPerProject: read.int('MEDIAD_MAX_PENDING_TASKS', 1000, 0, 10_000_000),
       automationChainDepth: read.int('MEDIAD_AUTOMATION_MAX_DEPTH', 3, 1, 20),
+      automationChainTasks: read.int('MEDIAD_AUTOMATION_CHAIN_TASKS', 50, 1, 1_000_000),
     },
     accounts: {
       sessionIdleMs: read.int('MEDIAD_SESSION_IDLE_HOURS', 7 * 24, 1, 24 * 365) * 3600_000,

@@ -14,7 +14,13 @@ const EventSchema = Type.Object({
   data: Type.Record(Type.String(), Type.Unknown()),
   // Present when an automation's work caused the event.
   cause: Type.Optional(
-    Type.Object({ automation_id: Type.String(), chain: Type.Array(Type.String()), depth: Type.Integer() }),
+    Type.Object({
+      automation_id: Type.String(),
+      chain: Type.Array(Type.String()),
+      depth: Type.Integer(),
+      // The event that began the chain: a client's upload, a task it made…
+      root_event_id: Type.Optional(Type.String()),
+    }),
   ),
   created: Type.String(),
 });

@@ -34,6 +34,7 @@ import * as m009 from './migrations/009-admin.js';
 import * as m010 from './migrations/010-operations.js';
 import * as m011 from './migrations/011-request-log-segments.js';
 import * as m012 from './migrations/012-data-passes.js';
+import * as m013 from './migrations/013-chain-budgets.js';
 
 export type Db = Kysely<Database>;
 
@@ -52,6 +53,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '010-operations': m010,
   '011-request-log-segments': m011,
   '012-data-passes': m012,
+  '013-chain-budgets': m013,
 };
 
 class CodeMigrationProvider implements MigrationProvider {

@@ -341,6 +341,24 @@ export interface QueuePausesTable {
 }
 
 /** A worker pool (one per process that runs tasks), kept by its heartbeats. */
+/** What automations started for the work one root event caused (services/automation-runs.ts). */
+export interface ChainBudgetsTable {
+  root: string;
+  project_id: string;
+  /** Tasks counted against the chain's budget: each run's workflow task and its steps. */
+  tasks: number;
+  created: string;
+}
+
+/** An automation skipped in a chain, once per chain, reason and automation ('*' for the budget). */
+export interface ChainSkipsTable {
+  root: string;
+  reason: string;
+  automation_id: string;
+  project_id: string;
+  created: string;
+}
+
 /** Data passes that have run (services/stored-secrets.ts), by name. */
 export interface DataPassesTable {
   name: string;
@@ -384,4 +402,6 @@ export interface Database {
   request_log_segments: RequestLogSegmentsTable;
   usage_counters: UsageCountersTable;
   data_passes: DataPassesTable;
+  chain_budgets: ChainBudgetsTable;
+  chain_skips: ChainSkipsTable;
 }

@@ -7,6 +7,7 @@ import { Poller } from '../poller.js';
 import { cancelProjectTasks } from '../queue/task-state.js';
 import { signals } from '../signals.js';
 import { pruneAudit } from './audit.js';
+import { pruneChains } from './automation-runs.js';
 import { completeDelete, intendDelete } from './blob-journal.js';
 import { forgetProjectKeys } from './keys.js';
 
@@ -70,6 +71,8 @@ const PROJECT_TABLES = [
   'api_keys',
   'request_log_segments',
   'usage_counters',
+  'chain_budgets',
+  'chain_skips',
 ] as const;
 
 /** Removes every row and blob of a deleted project, then the project. Safe to run again after an interruption. */
@@ -158,7 +161,8 @@ export async function purgeDeleted(deps: Deps, graceMs: number): Promise<number 
 
 /**
  * The housekeeping loop of every serve and worker process (the shape of poller.ts): the purge
- * of deleted projects and organisations, and the audit log's retention (MEDIAD_AUDIT_DAYS).
+ * of deleted projects and organisations, the audit log's retention (MEDIAD_AUDIT_DAYS) and old
+ * automation chain budgets.
  * A deletion wakes it; a project still in its grace wakes it again when the grace ends.
  */
 export class Housekeeper {
@@ -190,6 +194,8 @@ export class Housekeeper {
     if (fromTimer) {
       const pruned = await pruneAudit(this.deps);
       if (pruned > 0) this.deps.log.info({ pruned }, 'audit records past their retention removed');
+      const chains = await pruneChains(this.deps);
+      if (chains > 0) this.deps.log.info({ rows: chains }, 'automation chain budgets of a week ago removed');
     }
     const next = await purgeDeleted(this.deps, this.graceMs);
     clearTimeout(this.timer);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startOrigin, type Origin } from '../helpers/origin.js';
+import { parseChain } from '../../src/shapes/events.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 // Automations whose work triggers them again (hardening issue, point 1): an automation on
@@ -71,7 +72,7 @@ describe('automation chains', () => {
       );
       // Nothing ever ran on an event its own automation caused.
       for (const w of workflows) {
-        const chain = JSON.parse(w.chain ?? '[]') as string[];
+        const chain = parseChain(w.chain).automations;
         assert.equal(chain.at(-1), w.automation_id);
         assert.equal(new Set(chain).size, chain.length, `no automation twice in a chain: ${chain.join(' -> ')}`);
       }
@@ -137,7 +138,7 @@ describe('automation chains', () => {
       );
       await settle(t, projectId);
       const workflows = (await tasksOf(t, projectId)).filter((x) => x.kind === 'workflow');
-      const depths = workflows.map((w) => (JSON.parse(w.chain ?? '[]') as string[]).length);
+      const depths = workflows.map((w) => parseChain(w.chain).automations.length);
       assert.ok(
         depths.every((d) => d <= 2),
         `depths ${depths.join(',')}`,
@@ -145,11 +146,50 @@ describe('automation chains', () => {
       // Depth 1: three runs; depth 2: each output feeds the two others (six runs).
       assert.equal(workflows.length, 9);
       const skipped = await t.call('GET', '/events?type=automation.skipped&limit=100', { key });
-      assert.ok(skipped.json.meta.total >= 1, 'the stop is recorded');
+      // Recorded once per automation in the chain, not once per event it skipped (six events here).
+      assert.equal(skipped.json.meta.total, 3, 'the stop is recorded once per automation');
       const e = skipped.json.data[0];
       assert.equal(e.data.reason, 'chain_depth');
       assert.match(e.data.message, /MEDIAD_AUTOMATION_MAX_DEPTH=2/);
       assert.equal(e.cause.depth, 2);
+      assert.match(e.cause.root_event_id, /^evt_/);
+    } finally {
+      await t.stop();
+    }
+  });
+});
+
+describe('fan-out', () => {
+  it('ten automations on one upload stop at the chain budget, recorded once, instead of growing as a power of the depth', async () => {
+    // Before the budget: 821 files, 1,640 tasks and 5,040 automation.skipped events.
+    const { t, key, projectId } = await server({ MEDIAD_AUTOMATION_CHAIN_TASKS: '30', MEDIAD_WORKER_CONCURRENCY: '2' });
+    try {
+      for (let i = 0; i < 10; i++)
+        assert.equal(
+          (
+            await t.call('POST', '/automations', {
+              key,
+              body: { trigger: { kind: 'event', event: 'file.created' }, workflow: [imageStep(`r${i}`)] },
+            })
+          ).status,
+          201,
+        );
+      const upload = await t.call('POST', '/files', { key, body: { url: origin.url('/fixtures/image-png') } });
+      assert.equal(upload.status, 201);
+      await settle(t, projectId);
+      const tasks = await tasksOf(t, projectId);
+      // Each run is a workflow task and one image step: 2 tasks; a budget of 30 allows 15 runs.
+      assert.equal(tasks.length, 30, `${tasks.length} tasks`);
+      assert.equal(tasks.filter((x) => x.kind === 'workflow').length, 15);
+      const root = new Set(tasks.map((x) => parseChain(x.chain).root));
+      assert.equal(root.size, 1, 'every run belongs to the upload’s chain');
+      const files = await t.call('GET', '/files', { key });
+      assert.equal(files.json.meta.total, 16, 'the upload and 15 outputs');
+      const skipped = (await t.call('GET', '/events?type=automation.skipped&limit=100', { key })).json.data as any[];
+      const budget = skipped.filter((e) => e.data.reason === 'chain_budget');
+      assert.equal(budget.length, 1, 'the chain’s stop is recorded once');
+      assert.match(budget[0].data.message, /MEDIAD_AUTOMATION_CHAIN_TASKS=30/);
+      assert.ok(skipped.length <= 11, `${skipped.length} automation.skipped events`);
     } finally {
       await t.stop();
     }
