@@ -2,6 +2,25 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { AppError, isAppError } from '../errors.js';
 import { validationFailed, type AjvIssue } from './validation.js';
 import { errorBody } from './envelope.js';
+import { requestedVersion } from './version.js';
+import { generationOf } from '../versions.js';
+import { versionOf } from './representation.js';
+
+/**
+ * The version an error is answered in. Errors raised before routing (a malformed URL) come before
+ * the hook that reads Accept-Version, and no other hook runs for them: read it here (an unknown
+ * version is not this error's to refuse).
+ */
+function errorVersion(req: FastifyRequest) {
+  if (req.apiVersion === undefined) {
+    try {
+      req.apiVersion = requestedVersion(req.headers);
+    } catch {
+      // answered in the default version
+    }
+  }
+  return versionOf(req);
+}
 
 /** Maps everything thrown to the catalogue: framework errors by code, unknown errors to a 500 without internals. */
 export function toAppError(err: FastifyError): AppError {
@@ -32,21 +51,21 @@ export function toAppError(err: FastifyError): AppError {
   });
 }
 
+/** An error in the request's generation: the envelope, or (bare) the error object itself. */
 export function sendError(req: FastifyRequest, reply: FastifyReply, err: AppError): FastifyReply {
   for (const [k, v] of Object.entries(err.headers ?? {})) reply.header(k, v);
+  const version = errorVersion(req);
+  const error = {
+    code: err.code,
+    message: err.message,
+    status: err.status,
+    ...(err.details ? { details: err.details } : {}),
+  };
   // mediad answers HTTPS only; req.protocol is unset once a request stream was destroyed.
-  const selfUrl = `https://${req.host}${req.url}`;
-  return reply
-    .code(err.status)
-    .type('application/json; charset=utf-8')
-    .send(
-      errorBody(req, selfUrl, {
-        code: err.code,
-        message: err.message,
-        status: err.status,
-        ...(err.details ? { details: err.details } : {}),
-      }),
-    );
+  reply.code(err.status).header('mediad-version', version).type('application/json; charset=utf-8');
+  // Bare: the error object itself, which the route's response schema (an envelope) does not describe.
+  if (generationOf(version) === 'bare') return reply.serializer(JSON.stringify).send(error);
+  return reply.send(errorBody(req, `https://${req.host}${req.url}`, error));
 }
 
 export function registerErrorHandling(app: FastifyInstance): void {

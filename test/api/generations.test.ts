@@ -98,6 +98,44 @@ describe('version precedence', () => {
   });
 });
 
+describe('answers outside the routes', () => {
+  it('errors raised before routing (a malformed URL) are in the request’s generation, with Mediad-Version', async () => {
+    const bare = await t.call('GET', '/media/%ZZ', { key, headers: BARE });
+    assert.equal(bare.status, 400, bare.text);
+    assert.equal(bare.headers['mediad-version'], '2025-08-20');
+    assert.ok(!isEnvelope(bare.json), bare.text);
+    assert.deepEqual(Object.keys(bare.json).sort(), ['code', 'message', 'status']);
+    assert.equal(bare.json.code, 'bad_request');
+    const envelope = await t.call('GET', '/media/%ZZ', { key, headers: { 'accept-version': '2025-01-01' } });
+    assert.equal(envelope.headers['mediad-version'], '2025-01-01');
+    assert.ok(isEnvelope(envelope.json));
+    assert.equal(envelope.json.meta.version, '2025-01-01');
+    // Unknown routes and bodies that are not JSON, likewise.
+    const missing = await t.call('GET', '/nowhere', { key, headers: BARE });
+    assert.equal(missing.status, 404);
+    assert.equal(missing.json.code, 'not_found');
+    const broken = await t.call('POST', '/media', {
+      key,
+      headers: { ...BARE, 'content-type': 'application/json' },
+      raw: '{',
+    });
+    assert.equal(broken.status, 400);
+    assert.equal(broken.json.code, 'invalid_json');
+  });
+
+  it('/health and file delivery follow a known Accept-Version and ignore an unknown one (README)', async () => {
+    const bare = await t.call('GET', '/health', { headers: BARE });
+    assert.deepEqual([bare.status, bare.headers['mediad-version'], bare.json], [200, '2025-08-20', { status: 'ok' }]);
+    const unknown = await t.call('GET', '/health', { headers: { 'accept-version': '1999-01-01' } });
+    assert.equal(unknown.status, 200);
+    assert.ok(isEnvelope(unknown.json));
+    const gone = await t.call('GET', '/d/prj_nope/a/b.png', { headers: BARE });
+    assert.equal(gone.status, 404);
+    assert.equal(gone.json.code, 'not_found');
+    assert.equal(gone.headers['mediad-version'], '2025-08-20');
+  });
+});
+
 describe('the bare generation', () => {
   it('answers objects as themselves, lists as arrays with Link and X-Total-Count, errors as {code, message, status}', async () => {
     const created = await t.call('POST', '/files', {
