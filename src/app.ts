@@ -1,6 +1,5 @@
 import Fastify, { LogController, type FastifyInstance, type FastifyServerFactory } from 'fastify';
 import type { Deps } from './deps.js';
-import { AppError } from './errors.js';
 import { newId } from './ids.js';
 import { registerAuth } from './http/auth.js';
 import { registerErrorHandling, sendError, toAppError, trackMethods } from './http/errors.js';
@@ -13,6 +12,8 @@ import { requestedVersion } from './http/version.js';
 import { registerRepresentation } from './http/representation.js';
 import { jsonOnlyScope, registerJsonBodies } from './http/json-body.js';
 import { clientErrorHandler } from './http/client-error.js';
+import { BodyWatch } from './http/body-watch.js';
+import { checkFraming } from './http/framing.js';
 import './http/types.js';
 import { deliveryRoutes } from './api/delivery.js';
 import { filesRoutes } from './api/files.js';
@@ -68,18 +69,12 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   app.addHook('onClose', async () => recorder.stop());
 
   const publicHost = new URL(deps.config.publicUrl).host;
+  const bodies = new BodyWatch(deps.config.limits.bodyTimeoutMs);
+  app.addHook('onClose', async () => bodies.stop());
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
-    if (!req.headers.host) {
-      // Links are built from Host. HTTP/1.0 may leave it out (the public host is meant);
-      // HTTP/1.1 must send it (RFC 9112 3.2). server.ts turns off Node's bodiless 400 for this.
-      req.raw.headers.host = publicHost;
-      if (req.raw.httpVersion !== '1.0')
-        throw new AppError(
-          'bad_request',
-          'the request has no Host header; HTTP/1.1 requests must name the server in Host',
-        );
-    }
+    checkFraming(req.raw, publicHost);
+    bodies.watch(req.raw, `${deps.config.publicUrl}${req.url}`);
     try {
       req.apiVersion = requestedVersion(req.headers);
     } catch (err) {
@@ -107,7 +102,13 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
       });
     // Signatures, keys and tokens in the query are redacted here as in the request log.
     req.log.info(
-      { method: req.method, route, url: redactPath(req.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+      {
+        method: req.method,
+        route,
+        url: redactPath(req.url),
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime),
+      },
       'request',
     );
   });

@@ -24,6 +24,8 @@ export interface Config {
     /** Frames of an animated image (GIF, WebP), checked from the header. */
     maxFrames: number;
     bodyLimitBytes: number;
+    /** Each such window of a request body must bring 1 KiB (or the rest of it), else 408. */
+    bodyTimeoutMs: number;
   };
   delivery: { cacheControl: string; signedUrlTtlSeconds: number };
   ffmpegPath: string;
@@ -204,6 +206,7 @@ export function loadConfig(env: Env = process.env): Config {
       // Same default as src/media's DEFAULT_MAX_FRAMES (why 10,000: see there).
       maxFrames: read.int('MEDIAD_MAX_FRAMES', 10_000, 1, Number.MAX_SAFE_INTEGER),
       bodyLimitBytes: read.int('MEDIAD_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
+      bodyTimeoutMs: read.int('MEDIAD_BODY_TIMEOUT_SECONDS', 30, 1, 3600) * 1000,
     },
     delivery: {
       cacheControl: read.string('MEDIAD_DELIVERY_CACHE_CONTROL', 'public, max-age=3600'),

@@ -34,6 +34,8 @@ export const ERROR_CATALOGUE = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   range_not_satisfiable: 416,
+  /** An Expect header other than 100-continue (RFC 9110 10.1.1). */
+  expectation_failed: 417,
   idempotency_key_reused: 422,
   source_unreachable: 422,
   source_refused: 422,
@@ -54,6 +56,8 @@ export const ERROR_CATALOGUE = {
   /** A secret option (an http header value) could not be opened with this process's keys (MEDIAD_SECRET_KEY); tasks only. */
   secret_unavailable: 500,
   service_unavailable: 503,
+  /** A request line naming an HTTP version other than 1.x on this HTTP/1.1 server. */
+  http_version_not_supported: 505,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;

@@ -11,7 +11,7 @@ import type { Config } from './config.js';
 import { buildApp } from './app.js';
 import { createLogger, createRuntime, type Runtime } from './runtime.js';
 import { ensureLocalTls, trustInstructions } from './tls/local-ca.js';
-import { answerMalformedRequests, clientErrorHandler, rawErrorEnvelope } from './http/client-error.js';
+import { answerMalformedRequests, answerRaw, clientErrorHandler } from './http/client-error.js';
 import { AppError } from './errors.js';
 import { newId } from './ids.js';
 import { newSetupToken } from './services/users.js';
@@ -101,21 +101,7 @@ function plainHttpHandler(config: Config, appHandler: http.RequestListener): htt
     if (req.headers['x-forwarded-proto'] === 'https' && isTrustedProxy(req.socket.remoteAddress, config.trustProxy))
       return appHandler(req, res);
     const target = `${config.publicUrl}${req.url ?? '/'}`;
-    const requestId = newId('request');
-    const body = JSON.stringify(
-      rawErrorEnvelope(
-        target,
-        new AppError('https_required', `mediad only answers over HTTPS: use ${target}`),
-        requestId,
-      ),
-    );
-    res.writeHead(400, {
-      'content-type': 'application/json; charset=utf-8',
-      'content-length': Buffer.byteLength(body),
-      'x-request-id': requestId,
-      connection: 'close',
-    });
-    res.end(body);
+    answerRaw(req, res, target, new AppError('https_required', `mediad only answers over HTTPS: use ${target}`));
   };
 }
 
@@ -156,8 +142,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
       plainServer = http.createServer({ requireHostHeader: false }, plainHandler);
       // Fastify answers clientError on the HTTPS server (buildApp's clientErrorHandler); the
       // plain server, CONNECT and odd Expect headers are answered here.
-      answerMalformedRequests(httpsServer, config.publicUrl, false, handler);
-      answerMalformedRequests(plainServer, config.publicUrl, true, plainHandler);
+      answerMalformedRequests(httpsServer, config.publicUrl, false);
+      answerMalformedRequests(plainServer, config.publicUrl, true);
       sniffProtocol(httpsServer, plainServer);
       return httpsServer;
     },

@@ -2,7 +2,8 @@ import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
-import { DEFAULT_VERSION } from '../versions.js';
+import { DEFAULT_VERSION, generationOf, type ApiVersion } from '../versions.js';
+import { requestedVersion } from './version.js';
 
 // Answers for what never becomes a request: an HTTP head Node's parser refuses (bad bytes in
 // the target, a space in a header name, Content-Length beside Transfer-Encoding, a bad chunk
@@ -19,19 +20,32 @@ const LINGER_MS = 2_000;
  */
 const answered = new WeakSet<Duplex>();
 
-/** The error envelope for an answer written outside Fastify (no request object exists). */
-export function rawErrorEnvelope(selfUrl: string, err: AppError, requestId: string = newId('request')) {
+/**
+ * The error body for an answer written outside Fastify (no request object exists): the envelope,
+ * or the bare error when the request's headers (when there are any) ask for the bare generation.
+ */
+export function rawErrorBody(
+  selfUrl: string,
+  err: AppError,
+  requestId: string = newId('request'),
+  headers: http.IncomingHttpHeaders = {},
+): { version: ApiVersion; body: unknown } {
+  let version: ApiVersion = DEFAULT_VERSION;
+  try {
+    version = requestedVersion(headers) ?? DEFAULT_VERSION;
+  } catch {
+    // an unknown version: answered in the default
+  }
+  const error = { code: err.code, message: err.message, status: err.status };
+  if (generationOf(version) === 'bare') return { version, body: error };
   return {
-    meta: {
-      request_id: requestId,
-      org_id: null,
-      project_id: null,
-      version: DEFAULT_VERSION,
-      type: 'error' as const,
+    version,
+    body: {
+      meta: { request_id: requestId, org_id: null, project_id: null, version, type: 'error' as const },
+      data: null,
+      error,
+      links: { self: selfUrl },
     },
-    data: null,
-    error: { code: err.code, message: err.message, status: err.status },
-    links: { self: selfUrl },
   };
 }
 
@@ -65,15 +79,22 @@ export function clientErrorToAppError(err: NodeJS.ErrnoException): AppError {
  * the kernel send a reset, which can destroy the answer before the client has read it (a
  * client still sending an oversized head otherwise saw the connection cut with no answer).
  */
-export function answerOnSocket(socket: Duplex, selfUrl: string, err: AppError): void {
+export function answerOnSocket(
+  socket: Duplex,
+  selfUrl: string,
+  err: AppError,
+  headers: http.IncomingHttpHeaders = {},
+): void {
   answered.add(socket);
   const requestId = newId('request');
-  const body = JSON.stringify(rawErrorEnvelope(selfUrl, err, requestId));
+  const answer = rawErrorBody(selfUrl, err, requestId, headers);
+  const body = JSON.stringify(answer.body);
   const head = [
     `HTTP/1.1 ${err.status} ${http.STATUS_CODES[err.status] ?? 'Error'}`,
     'content-type: application/json; charset=utf-8',
     `content-length: ${Buffer.byteLength(body)}`,
     `x-request-id: ${requestId}`,
+    `mediad-version: ${answer.version}`,
     'connection: close',
   ].join('\r\n');
   socket.end(`${head}\r\n\r\n${body}`);
@@ -118,19 +139,42 @@ export function connectHandler(publicUrl: string) {
   };
 }
 
+/** Answers a parsed request outside Fastify with `err` in the error shape of its generation, and closes. */
+export function answerRaw(req: http.IncomingMessage, res: http.ServerResponse, selfUrl: string, err: AppError): void {
+  const requestId = newId('request');
+  const answer = rawErrorBody(selfUrl, err, requestId, req.headers);
+  const body = JSON.stringify(answer.body);
+  res.writeHead(err.status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    'x-request-id': requestId,
+    'mediad-version': answer.version,
+    connection: 'close',
+  });
+  res.end(body);
+}
+
+/** An Expect header other than 100-continue: 417 in the error shape of the request's generation (Node's own is empty). */
+export function expectationHandler(publicUrl: string) {
+  return (req: http.IncomingMessage, res: http.ServerResponse): void =>
+    answerRaw(
+      req,
+      res,
+      `${publicUrl}${req.url ?? '/'}`,
+      new AppError(
+        'expectation_failed',
+        `this server cannot meet "Expect: ${String(req.headers.expect)}"; send the request without it (or with Expect: 100-continue)`,
+      ),
+    );
+}
+
 /**
  * Listens on a server for what Node would otherwise answer itself or not at all: CONNECT, an
- * Expect header other than 100-continue (Node sends an empty 417; RFC 9110 10.1.1 lets a server
- * ignore the expectation, so the request is served as if it had none), and with
- * `withClientError` (servers Fastify does not manage) malformed requests.
+ * Expect header other than 100-continue (417), and with `withClientError` (servers Fastify does
+ * not manage) malformed requests.
  */
-export function answerMalformedRequests(
-  server: http.Server,
-  publicUrl: string,
-  withClientError: boolean,
-  handler: http.RequestListener,
-): void {
+export function answerMalformedRequests(server: http.Server, publicUrl: string, withClientError: boolean): void {
   if (withClientError) server.on('clientError', clientErrorHandler(publicUrl));
   server.on('connect', connectHandler(publicUrl));
-  server.on('checkExpectation', handler);
+  server.on('checkExpectation', expectationHandler(publicUrl));
 }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
+import tls from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import { fixture } from '../helpers/fixtures.js';
 import { rawExchange, type RawResponse } from '../helpers/raw-http.js';
@@ -264,7 +265,15 @@ describe('malformed HTTP gets the envelope', () => {
   const port = () => Number(new URL(t.base).port);
   // plainCode: over plain TCP a well-formed head is answered https_required before the body is read.
   // parsed: the head parses, so the app answers it and the connection may stay open.
-  const cases: { name: string; request: string; status: number; code: string; plainCode?: string; parsed?: true }[] = [
+  const cases: {
+    name: string;
+    request: string;
+    status: number;
+    code: string;
+    plainStatus?: number;
+    plainCode?: string;
+    parsed?: true;
+  }[] = [
     {
       name: 'control byte in the target',
       request: 'GET /fi\x01les HTTP/1.1\r\nHost: x\r\n\r\n',
@@ -320,6 +329,32 @@ describe('malformed HTTP gets the envelope', () => {
       parsed: true,
     },
     {
+      name: 'Transfer-Encoding other than chunked alone',
+      request:
+        'POST /media HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip, chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n',
+      status: 400,
+      code: 'bad_request',
+      plainCode: 'https_required',
+      parsed: true,
+    },
+    {
+      name: 'two Host headers',
+      request: 'GET /health HTTP/1.1\r\nHost: localhost\r\nHost: evil.example\r\n\r\n',
+      status: 400,
+      code: 'bad_request',
+      plainCode: 'https_required',
+      parsed: true,
+    },
+    {
+      name: 'an HTTP/2.0 request line',
+      request: 'GET /health HTTP/2.0\r\nHost: localhost\r\n\r\n',
+      status: 505,
+      code: 'http_version_not_supported',
+      plainStatus: 400,
+      plainCode: 'https_required',
+      parsed: true,
+    },
+    {
       name: 'CONNECT',
       request: 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n',
       status: 400,
@@ -349,21 +384,47 @@ describe('malformed HTTP gets the envelope', () => {
           tls: secure ? { ca } : null,
           data: Buffer.from(c.request, 'latin1'),
         });
-        check(c.name, responses, c.status, secure ? c.code : (c.plainCode ?? c.code), !(secure && c.parsed));
+        check(
+          c.name,
+          responses,
+          secure ? c.status : (c.plainStatus ?? c.status),
+          secure ? c.code : (c.plainCode ?? c.code),
+          !(secure && c.parsed),
+        );
       }
     });
   }
 
-  it('serves a request with an Expect header other than 100-continue as if it had none', async () => {
+  it('answers an Expect header other than 100-continue with 417, in the request’s generation', async () => {
+    const ca = await fs.readFile(t.server.caCertPath!, 'utf8');
+    for (const version of ['', 'Accept-Version: 2025-08-20\r\n']) {
+      const { responses } = await rawExchange({
+        port: port(),
+        tls: { ca },
+        data: Buffer.from(
+          `POST /media HTTP/1.1\r\nHost: localhost\r\nExpect: 200-ok\r\n${version}Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`,
+        ),
+      });
+      assert.equal(responses.length, 1);
+      assert.equal(responses[0]!.status, 417, responses[0]!.raw);
+      const body = JSON.parse(responses[0]!.body.toString());
+      const error = version ? body : body.error;
+      assert.equal(error.code, 'expectation_failed');
+      assert.equal(error.status, 417);
+      assert.equal(responses[0]!.headers['mediad-version'], version ? '2025-08-20' : '2025-07-01');
+    }
+  });
+
+  it('refuses ambiguous framing in the bare generation’s shape when asked for', async () => {
     const ca = await fs.readFile(t.server.caCertPath!, 'utf8');
     const { responses } = await rawExchange({
       port: port(),
       tls: { ca },
-      data: Buffer.from('GET /health HTTP/1.1\r\nHost: localhost\r\nExpect: bogus\r\nConnection: close\r\n\r\n'),
+      data: Buffer.from('GET /health HTTP/1.1\r\nHost: localhost\r\nHost: b\r\nAccept-Version: 2025-08-20\r\n\r\n'),
     });
-    assert.equal(responses.length, 1);
-    assert.equal(responses[0]!.status, 200, responses[0]!.raw);
-    assert.equal(JSON.parse(responses[0]!.body.toString()).data.status, 'ok');
+    assert.equal(responses[0]!.status, 400, responses[0]!.raw);
+    assert.deepEqual(JSON.parse(responses[0]!.body.toString()).code, 'bad_request');
+    assert.equal(responses[0]!.headers['mediad-version'], '2025-08-20');
   });
 
   it('takes an HTTP/1.0 request without Host as addressed to the public host', async () => {
@@ -384,5 +445,44 @@ describe('malformed HTTP gets the envelope', () => {
       data: Buffer.from('GET /files HTTP/1.1\r\nHost: x\r\n\r\n'),
     });
     check('plain GET', responses, 400, 'https_required');
+  });
+});
+
+describe('a request body that trickles in', () => {
+  it('gets 408 once a window of MEDIAD_BODY_TIMEOUT_SECONDS brings less than 1 KiB, and the connection closes', async () => {
+    const slow = await startTestServer({ MEDIAD_SERVE_WORKERS: 'false', MEDIAD_BODY_TIMEOUT_SECONDS: '2' });
+    try {
+      const k = await slow.key();
+      const ca = await fs.readFile(slow.server.caCertPath!, 'utf8');
+      const socket = tls.connect({
+        host: '127.0.0.1',
+        port: Number(new URL(slow.base).port),
+        ca,
+        servername: 'localhost',
+      });
+      await new Promise((resolve) => socket.once('secureConnect', resolve));
+      const body = JSON.stringify({ title: 'x'.repeat(100) });
+      socket.write(
+        `POST /media HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${k.key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
+      );
+      let answer = '';
+      socket.on('data', (c: Buffer) => (answer += c.toString('latin1')));
+      const closed = new Promise((resolve) => socket.once('close', resolve));
+      // One byte every 250 ms: the whole body would take 30 s; Node alone would wait 300 s.
+      let sent = 0;
+      const trickle = setInterval(() => {
+        if (sent < body.length && !socket.destroyed) socket.write(body[sent++]!);
+      }, 250);
+      await closed;
+      clearInterval(trickle);
+      assert.match(answer, /^HTTP\/1\.1 408 /, answer);
+      assert.match(answer, /"code":"request_timeout"/);
+      assert.ok(sent < body.length, `the body was refused before it was sent whole (${sent} of ${body.length} bytes)`);
+      // A steady body is not affected.
+      const quick = await slow.call('POST', '/media', { key: k.key, body: { metadata: { note: 'y'.repeat(5000) } } });
+      assert.equal(quick.status, 201, quick.text);
+    } finally {
+      await slow.stop();
+    }
   });
 });

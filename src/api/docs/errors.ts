@@ -51,6 +51,9 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
     'The kind cannot run with the engines this mediad has (an AI provider not configured, a local engine not installed); the message says what to set or install.',
   provider_failed:
     'The AI provider timed out, answered an error, or answered off the requested schema (a task error; retried per the kind unless the refusal was final).',
+  expectation_failed: 'The request has an Expect header other than 100-continue, which this server cannot meet.',
+  http_version_not_supported:
+    'The request line names an HTTP version other than 1.0 or 1.1; this server speaks HTTP/1.1 (over TLS).',
   secret_unavailable:
     'A secret option (an http header value) could not be opened with this process’s key: every mediad process needs the same MEDIAD_SECRET_KEY (a task error).',
 };
