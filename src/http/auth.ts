@@ -33,11 +33,16 @@ export function sessionToken(req: FastifyRequest): string | undefined {
   return undefined;
 }
 
-/** A browser's request made by another site's page (Sec-Fetch-Site, else Origin); a client that is not a browser sends neither. */
+/**
+ * A browser's request made by another site's page: Sec-Fetch-Site says so, or an Origin names
+ * another origin (either header is enough to refuse: defence in depth). A client that is not a
+ * browser sends neither.
+ */
 function crossSite(req: FastifyRequest, publicOrigin: string): boolean {
+  const origin = req.headers.origin;
+  if (origin !== undefined && origin !== publicOrigin) return true;
   const site = req.headers['sec-fetch-site'];
-  if (site !== undefined) return site !== 'same-origin' && site !== 'none';
-  return req.headers.origin !== undefined && req.headers.origin !== publicOrigin;
+  return site !== undefined && site !== 'same-origin' && site !== 'none';
 }
 
 /** Sign-in and setup are refused to other sites' pages (login CSRF: signing a victim in to the attacker's account). */
@@ -49,8 +54,14 @@ export function refuseCrossSite(req: FastifyRequest, publicOrigin: string): void
 /** An unsafe request with a session: from this origin (a browser says so) and with the session's CSRF token. */
 function checkCsrf(req: FastifyRequest, publicOrigin: string, session: SessionsTable): void {
   if (SAFE.has(req.method)) return;
+  // Same origin, told by the browser: an Origin, when sent, names this origin, and Sec-Fetch-Site,
+  // when sent, says same-origin; one of them must be there.
   const site = req.headers['sec-fetch-site'];
-  const sameOrigin = site !== undefined ? site === 'same-origin' : req.headers.origin === publicOrigin;
+  const origin = req.headers.origin;
+  const sameOrigin =
+    (site !== undefined || origin !== undefined) &&
+    (site === undefined || site === 'same-origin') &&
+    (origin === undefined || origin === publicOrigin);
   if (!sameOrigin || req.headers[CSRF_HEADER] !== session.csrf_token) {
     throw new AppError(
       'csrf_failed',

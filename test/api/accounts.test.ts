@@ -146,6 +146,23 @@ describe('accounts: setup, sign-in, sessions, roles', () => {
     const sameSite = await create({ ...base, 'sec-fetch-site': 'same-site', 'x-csrf-token': owner.csrf });
     assert.equal(sameSite.status, 403, 'a sibling subdomain is another origin');
 
+    // An Origin naming another site is refused even beside a same-origin Sec-Fetch-Site and the right token.
+    const mismatched = await create({
+      ...base,
+      'sec-fetch-site': 'same-origin',
+      origin: 'https://evil.example',
+      'x-csrf-token': owner.csrf,
+    });
+    assert.equal(mismatched.status, 403, mismatched.text);
+    assert.equal(mismatched.json.error.code, 'csrf_failed');
+    const nullOrigin = await create({
+      ...base,
+      'sec-fetch-site': 'same-origin',
+      origin: 'null',
+      'x-csrf-token': owner.csrf,
+    });
+    assert.equal(nullOrigin.status, 403);
+
     const ok = await create({ ...base, 'sec-fetch-site': 'same-origin', 'x-csrf-token': owner.csrf });
     assert.equal(ok.status, 201, ok.text);
     const viaOrigin = await create(as(t, owner, projectId, true));

@@ -68,8 +68,13 @@ describe('/openapi.json', () => {
         if (versioned)
           assert.ok(params.includes('header:Accept-Version') && params.includes('header:ACCEPT_VERSION'), where);
         if (method === 'post') assert.ok(params.includes('header:Idempotency-Key'), where);
+        // A query parameter the server fills in (page, limit, range) is not required of clients.
+        for (const p of op.parameters ?? [])
+          if (p.in === 'query' && p.schema?.default !== undefined)
+            assert.equal(p.required, false, `${where}: query.${p.name} has a default, so it is optional`);
       }
     }
+    assert.equal(envelopeDoc.paths['/files'].get.parameters.find((p: any) => p.name === 'limit').required, false);
   });
 
   it('describes the bare generation as the envelope’s data, lists with Link and X-Total-Count, errors as the error object', () => {

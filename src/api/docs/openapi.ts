@@ -154,6 +154,9 @@ function addSharedHeaders<D extends { paths?: object }>(doc: D): D {
     for (const [method, op] of Object.entries(item)) {
       const versioned = !path.startsWith('/d/') && !['/health', '/metrics'].includes(path);
       const params = (op.parameters ?? []) as Json[];
+      // A query parameter with a default (page, limit, range) is filled in when left out: optional.
+      for (const p of params)
+        if (p.in === 'query' && (p.schema as Json | undefined)?.default !== undefined) p.required = false;
       op.parameters = [
         ...params,
         ...(versioned ? VERSION_PARAMETERS : []),

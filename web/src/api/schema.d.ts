@@ -2540,9 +2540,9 @@ export interface operations {
     };
     listSessions: {
         parameters: {
-            query: {
-                page: number;
-                limit: number;
+            query?: {
+                page?: number;
+                limit?: number;
             };
             header?: {
                 /** @description The API version to answer in: 2025-01-01, 2025-07-01, 2025-08-20, or latest (2025-08-20). Without it, ACCEPT_VERSION, else the project's default. */
@@ -2778,9 +2778,9 @@ export interface operations {
     };
     listOrgs: {
         parameters: {
-            query: {
-                page: number;
-                limit: number;
+            query?: {
+                page?: number;
+                limit?: number;
             };
             header?: {
                 /** @description The API version to answer in: 2025-01-01, 2025-07-01, 2025-08-20, or latest (2025-08-20). Without it, ACCEPT_VERSION, else the project's default. */
@@ -3023,9 +3023,9 @@ export interface operations {
     };
     listOrgProjects: {
         parameters: {
-            query: {
-                page: number;
-                limit: number;
+            query?: {
+                page?: number;
+                limit?: number;
             };
             header?: {
                 /** @description The API version to answer in: 2025-01-01, 2025-07-01, 2025-08-20, or latest (2025-08-20). Without it, ACCEPT_VERSION, else the project's default. */
@@ -4087,9 +4087,9 @@ export interface operations {
     };
     listMembers: {
         parameters: {
-            query: {
-                page: number;
-                limit: number;
+            query?: {
+                page?: number;
+                limit?: number;
             };
             header?: {
                 /** @description The API version to answer in: 2025-01-01, 2025-07-01, 2025-08-20, or latest (2025-08-20). Without it, ACCEPT_VERSION, else the project's default. */
@@ -4451,9 +4451,9 @@ export interface operations {
     };
     listInvitations: {
         parameters: {
-            query: {
-                page: number;
-                limit: number;
+            query?: {
+                page?: number;
+                limit?: number;
             };
             header?: {
                 /** @description The API version to answer in: 2025-01-01, 2025-07-01, 2025-08-20, or latest (2025-08-20). Without it, ACCEPT_VERSION, else the project's default. */
@@ -4832,9 +4832,9 @@ export interface operations {
     };
     listOrgAudit: {
         parameters: {
-            query: {
-                page: number;
-                limit: number;
+            query?: {
+                page?: number;
+                limit?: number;
                 action?: "auth.setup" | "auth.sign_in" | "auth.sign_in_failed" | "auth.sign_out" | "account.password_changed" | "key.created" | "key.renamed" | "key.paused" | "key.resumed" | "key.revoked" | "member.added" | "member.role_changed" | "member.removed" | "invitation.created" | "invitation.accepted" | "invitation.revoked" | "org.created" | "org.renamed" | "org.deleted" | "project.created" | "project.renamed" | "project.deleted" | "project.settings_changed" | "project.webhook_secret_rotated" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "queue.kind_paused" | "queue.kind_resumed" | "user.created";
                 actor?: string;
                 created_after?: string;
@@ -4975,9 +4975,9 @@ export interface operations {
     };
     listAudit: {
         parameters: {
-            query: {
-                page: number;
-                limit: number;
+            query?: {
+                page?: number;
+                limit?: number;
                 action?: "auth.setup" | "auth.sign_in" | "auth.sign_in_failed" | "auth.sign_out" | "account.password_changed" | "key.created" | "key.renamed" | "key.paused" | "key.resumed" | "key.revoked" | "member.added" | "member.role_changed" | "member.removed" | "invitation.created" | "invitation.accepted" | "invitation.revoked" | "org.created" | "org.renamed" | "org.deleted" | "project.created" | "project.renamed" | "project.deleted" | "project.settings_changed" | "project.webhook_secret_rotated" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "queue.kind_paused" | "queue.kind_resumed" | "user.created";
                 actor?: string;
                 created_after?: string;
@@ -5116,9 +5116,9 @@ export interface operations {
     };
     listFiles: {
         parameters: {
-            query: {
-                page: number;
-                limit: number;
+            query?: {
+                page?: number;
+                limit?: number;
             };
             header?: {
                 /** @description The API version to answer in: 2025-01-01, 2025-07-01, 2025-08-20, or latest (2025-08-20). Without it, ACCEPT_VERSION, else the project's default. */
@@ -5778,9 +5778,9 @@ export interface operations {
     };
     listMedia: {
         parameters: {
-            query: {
-                page: number;
-                limit: number;
+            query?: {
+                page?: number;
+                limit?: number;
                 kind?: "video" | "image" | "audio";
                 folder?: string;
                 ref?: string;
@@ -6632,9 +6632,9 @@ export interface operations {
     };
     listTasks: {
         parameters: {
-            query: {
-                page: number;
-                limit: number;
+            query?: {
+                page?: number;
+                limit?: number;
                 status?: "pending" | "processing" | "waiting" | "completed" | "failed" | "cancelled";
                 kind?: "ingest" | "video" | "image" | "audio" | "chapters" | "subtitles" | "thumbnails" | "nsfw" | "speech" | "description" | "outline" | "prompt" | "workflow" | "conditions" | "http";
                 media_id?: string;
@@ -8258,9 +8258,9 @@ export interface operations {
     };
     listAutomations: {
         parameters: {
-            query: {
-                page: number;
-                limit: number;
+            query?: {
+                page?: number;
+                limit?: number;
             };
             header?: {
                 /** @description The API version to answer in: 2025-01-01, 2025-07-01, 2025-08-20, or latest (2025-08-20). Without it, ACCEPT_VERSION, else the project's default. */
@@ -9192,9 +9192,9 @@ export interface operations {
     };
     listAutomationRuns: {
         parameters: {
-            query: {
-                page: number;
-                limit: number;
+            query?: {
+                page?: number;
+                limit?: number;
             };
             header?: {
                 /** @description The API version to answer in: 2025-01-01, 2025-07-01, 2025-08-20, or latest (2025-08-20). Without it, ACCEPT_VERSION, else the project's default. */
@@ -9338,9 +9338,9 @@ export interface operations {
     };
     listEvents: {
         parameters: {
-            query: {
-                page: number;
-                limit: number;
+            query?: {
+                page?: number;
+                limit?: number;
                 type?: "media.created" | "media.updated" | "media.deleted" | "file.created" | "file.deleted" | "task.created" | "task.completed" | "task.failed" | "task.cancelled" | "automation.created" | "automation.updated" | "automation.deleted" | "automation.skipped" | "media.*" | "file.*" | "task.*" | "automation.*";
             };
             header?: {
@@ -9387,6 +9387,7 @@ export interface operations {
                                 automation_id: string;
                                 chain: string[];
                                 depth: number;
+                                root_event_id?: string;
                             };
                             created: string;
                         }[];
@@ -9511,6 +9512,7 @@ export interface operations {
                                 automation_id: string;
                                 chain: string[];
                                 depth: number;
+                                root_event_id?: string;
                             };
                             created: string;
                         };
@@ -9590,9 +9592,9 @@ export interface operations {
     };
     listWebhooks: {
         parameters: {
-            query: {
-                page: number;
-                limit: number;
+            query?: {
+                page?: number;
+                limit?: number;
             };
             header?: {
                 /** @description The API version to answer in: 2025-01-01, 2025-07-01, 2025-08-20, or latest (2025-08-20). Without it, ACCEPT_VERSION, else the project's default. */
@@ -10477,9 +10479,9 @@ export interface operations {
     };
     listWebhookDeliveries: {
         parameters: {
-            query: {
-                page: number;
-                limit: number;
+            query?: {
+                page?: number;
+                limit?: number;
                 status?: "pending" | "delivered" | "failed";
             };
             header?: {
@@ -10877,9 +10879,9 @@ export interface operations {
     };
     listKeys: {
         parameters: {
-            query: {
-                page: number;
-                limit: number;
+            query?: {
+                page?: number;
+                limit?: number;
             };
             header?: {
                 /** @description The API version to answer in: 2025-01-01, 2025-07-01, 2025-08-20, or latest (2025-08-20). Without it, ACCEPT_VERSION, else the project's default. */
@@ -11734,9 +11736,9 @@ export interface operations {
     };
     listWorkers: {
         parameters: {
-            query: {
-                page: number;
-                limit: number;
+            query?: {
+                page?: number;
+                limit?: number;
             };
             header?: {
                 /** @description The API version to answer in: 2025-01-01, 2025-07-01, 2025-08-20, or latest (2025-08-20). Without it, ACCEPT_VERSION, else the project's default. */
@@ -12020,9 +12022,9 @@ export interface operations {
     };
     listRequests: {
         parameters: {
-            query: {
-                page: number;
-                limit: number;
+            query?: {
+                page?: number;
+                limit?: number;
                 status_class?: "2xx" | "3xx" | "4xx" | "5xx";
                 method?: "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS";
                 key_id?: string;
@@ -12291,8 +12293,8 @@ export interface operations {
     };
     getUsage: {
         parameters: {
-            query: {
-                range: "24h" | "7d" | "30d";
+            query?: {
+                range?: "24h" | "7d" | "30d";
             };
             header?: {
                 /** @description The API version to answer in: 2025-01-01, 2025-07-01, 2025-08-20, or latest (2025-08-20). Without it, ACCEPT_VERSION, else the project's default. */

@@ -5,7 +5,7 @@ import type { Body } from '../api/types';
 // The lists are records over the API's own enums, so the compiler notices a type added or removed.
 
 /** A type the event log filters by: one type (`task.failed`) or a resource's every type (`task.*`). */
-export type EventFilter = NonNullable<paths['/events']['get']['parameters']['query']['type']>;
+export type EventFilter = NonNullable<NonNullable<paths['/events']['get']['parameters']['query']>['type']>;
 /** What an endpoint subscribes to: `*` or one type. */
 export type Subscription = Body<'/webhooks', 'post'>['events'][number];
 export type EventType = Exclude<Subscription, '*'>;

@@ -29,7 +29,7 @@ import './tasks.css';
 // and attempts; cancel, retry, and retry every failed task of the filter; a drawer with one task's
 // input, options, output, timings and "copy as curl". Viewers get no action buttons.
 
-type ListQuery = operations['listTasks']['parameters']['query'];
+type ListQuery = NonNullable<operations['listTasks']['parameters']['query']>;
 type Status = NonNullable<ListQuery['status']>;
 type Kind = NonNullable<ListQuery['kind']>;
 type RetryResult = Data<'/tasks/retry', 'post'>;
