@@ -5,7 +5,7 @@ import { RawNumber, toJsonText, type FuzzJson, type Random } from './fuzz-random
 // What the fuzzer sends to the API: every route, with random methods, ids, query strings,
 // headers and JSON bodies. Requests only ever name loopback URLs (see safeStrings).
 
-export type Pool = 'file' | 'media' | 'task' | 'automation' | 'event' | 'webhook' | 'delivery' | 'path';
+export type Pool = 'file' | 'media' | 'task' | 'automation' | 'event' | 'webhook' | 'delivery' | 'orgProject' | 'path';
 export const ID_PREFIX: Record<Exclude<Pool, 'path'>, string> = {
   file: 'file_',
   media: 'med_',
@@ -14,12 +14,21 @@ export const ID_PREFIX: Record<Exclude<Pool, 'path'>, string> = {
   event: 'evt_',
   webhook: 'we_',
   delivery: 'whd_',
+  orgProject: 'prj_',
 };
+
+/** Project names the fuzzer makes, renames to and deletes: few, so deleted names are reused. */
+const PROJECT_NAMES = ['p1', 'p2', 'p3', 'Reuse'];
 
 export interface FuzzTarget {
   key: string;
   otherKey: string;
   projectId: string;
+  /** The owner's web session (the organisation routes take a session, not a key), and their organisation. */
+  session: { cookie: string; csrf: string; origin: string };
+  orgId: string;
+  /** Ids of the other key's project: named in bodies, they must be 404s, never another project's data. */
+  foreign: { file: string[]; media: string[]; automation: string[]; task: string[] };
   /** Loopback URLs: the only URLs that ever appear in a request. */
   urls: string[];
   /** Real ids (and `folder/filename` delivery paths) seen so far. */
@@ -37,8 +46,11 @@ type BodyTemplate = (r: Random, t: FuzzTarget) => { [k: string]: FuzzJson };
 
 const pickUrl = (r: Random, t: FuzzTarget) => r.pick(t.urls);
 const maybe = (r: Random, v: () => FuzzJson) => (r.chance(0.7) ? v() : r.jsonValue(2));
-const idOf = (r: Random, t: FuzzTarget, pool: Pool) =>
-  t.pools[pool].length > 0 && r.chance(0.7) ? r.pick(t.pools[pool]) : r.string();
+const idOf = (r: Random, t: FuzzTarget, pool: Pool) => {
+  const foreign = t.foreign[pool as keyof FuzzTarget['foreign']];
+  if (foreign?.length && r.chance(0.15)) return r.pick(foreign);
+  return t.pools[pool].length > 0 && r.chance(0.7) ? r.pick(t.pools[pool]) : r.string();
+};
 const FORMATS = [
   'jpg',
   'jpeg',
@@ -144,6 +156,14 @@ const BODIES: Record<string, BodyTemplate> = {
     status: maybe(r, () => r.pick(['active', 'disabled', 'x'])),
   }),
   project: (r) => ({ require_signed_delivery: maybe(r, () => r.chance(0.5)) }),
+  retry: (r, t) => ({
+    kind: maybe(r, () => r.pick(TASK_KINDS)),
+    media_id: maybe(r, () => idOf(r, t, 'media')),
+    automation_id: maybe(r, () => idOf(r, t, 'automation')),
+    status: maybe(r, () => r.pick(['failed', 'completed'])),
+  }),
+  projectName: (r) => ({ name: r.chance(0.85) ? r.pick(PROJECT_NAMES) : r.string() }),
+  confirm: (r) => ({ confirm: r.chance(0.8) ? r.pick(PROJECT_NAMES) : r.string() }),
   empty: () => ({}),
 };
 
@@ -152,6 +172,8 @@ interface RouteSpec {
   path: string;
   body?: keyof typeof BODIES;
   query?: 'list' | 'tasks' | 'events' | 'deliveries' | 'signed';
+  /** Routes of people, not projects: sent with the owner's session (and CSRF token) instead of a key. */
+  session?: true;
 }
 
 /** Every route of the API; {pool} segments are filled with real ids, unknown ids or garbage. */
@@ -171,6 +193,8 @@ export const ROUTES: RouteSpec[] = [
   { methods: ['POST'], path: '/tasks', body: 'task' },
   { methods: ['GET'], path: '/tasks/{task}' },
   { methods: ['POST'], path: '/tasks/{task}/cancel', body: 'empty' },
+  { methods: ['POST'], path: '/tasks/{task}/retry', body: 'empty' },
+  { methods: ['POST'], path: '/tasks/retry', body: 'retry' },
   { methods: ['GET'], path: '/automations', query: 'list' },
   { methods: ['POST'], path: '/automations', body: 'automation' },
   { methods: ['GET', 'DELETE'], path: '/automations/{automation}' },
@@ -190,6 +214,10 @@ export const ROUTES: RouteSpec[] = [
   { methods: ['GET'], path: '/project/webhook-secret' },
   { methods: ['POST'], path: '/project/webhook-secret/rotate', body: 'empty' },
   { methods: ['GET', 'HEAD', 'PUT'], path: '/d/{project}/{path}', query: 'signed' },
+  { methods: ['GET'], path: '/orgs/{org}/projects', session: true },
+  { methods: ['POST'], path: '/orgs/{org}/projects', body: 'projectName', session: true },
+  { methods: ['PATCH'], path: '/orgs/{org}/projects/{orgProject}', body: 'projectName', session: true },
+  { methods: ['DELETE'], path: '/orgs/{org}/projects/{orgProject}', body: 'confirm', session: true },
 ];
 
 const ODD_METHODS = [
@@ -250,6 +278,7 @@ const enc = (s: string) => encodeURIComponent(Buffer.from(s, 'utf8').toString('u
 
 function segment(r: Random, t: FuzzTarget, pool: string): string {
   if (pool === 'project') return r.chance(0.85) ? t.projectId : enc(r.string());
+  if (pool === 'org') return r.chance(0.9) ? t.orgId : enc(r.string());
   if (pool === 'path') {
     if (t.pools.path.length > 0 && r.chance(0.6)) return r.pick(t.pools.path).split('/').map(enc).join('/');
     return [r.string(), r.pick(['a.png', 'x.mp4', r.string()])].map(enc).join('/');
@@ -375,10 +404,16 @@ const CONTENT_TYPES = [
   'application/json; charset="utf-8"',
 ];
 
-function headers(r: Random, t: FuzzTarget, method: string, hasBody: boolean): Record<string, string> {
+function headers(r: Random, t: FuzzTarget, method: string, hasBody: boolean, session: boolean): Record<string, string> {
   const h: Record<string, string> = {};
   const a = r.next();
-  if (a < 0.8) h.authorization = `Bearer ${t.key}`;
+  if (session && a < 0.9) {
+    h.cookie = t.session.cookie;
+    if (method !== 'GET' && method !== 'HEAD' && r.chance(0.9)) {
+      h['x-csrf-token'] = t.session.csrf;
+      h.origin = r.chance(0.9) ? t.session.origin : 'https://elsewhere.example';
+    }
+  } else if (a < 0.8) h.authorization = `Bearer ${t.key}`;
   else if (a < 0.85) h.authorization = `Bearer ${t.otherKey}`;
   else if (a < 0.95)
     h.authorization = r.pick([
@@ -443,5 +478,63 @@ export function makeRequest(r: Random, t: FuzzTarget): FuzzRequest {
   else if (route.body || r.chance(0.05))
     body =
       method === 'GET' || method === 'HEAD' ? undefined : jsonBody(r, t, route.body ? BODIES[route.body] : undefined);
-  return { method, path, headers: headers(r, t, method, body !== undefined), body };
+  return { method, path, headers: headers(r, t, method, body !== undefined, route.session === true), body };
+}
+
+/** One step of a scenario: given a way to send (answers held to every rule), it sends its requests in order. */
+export type ScenarioStep = (send: (req: FuzzRequest) => Promise<any>) => Promise<void>;
+
+const jsonRequest = (method: string, path: string, headers: Record<string, string>, body?: unknown): FuzzRequest => ({
+  method,
+  path,
+  headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' },
+  ...(body === undefined ? {} : { body: Buffer.from(JSON.stringify(body)) }),
+});
+
+/** The id of a created resource in either generation's answer. */
+const idIn = (answer: any): string | undefined => answer?.data?.id ?? answer?.id;
+
+/**
+ * Sequences a random walk reaches too rarely, in both generations: an organisation project made,
+ * deleted and its name taken again at once (by a new project and by a rename); failed tasks
+ * retried in bulk; another project's ids named in bodies (retry filters, a task's file, a file's
+ * media). Each answer is held to the same rules as the random requests.
+ */
+export function scenarioRequests(t: FuzzTarget): ScenarioStep[] {
+  const steps: ScenarioStep[] = [];
+  for (const version of ['2025-07-01', '2025-08-20']) {
+    const session = {
+      cookie: t.session.cookie,
+      'x-csrf-token': t.session.csrf,
+      origin: t.session.origin,
+      'accept-version': version,
+    };
+    const key = { authorization: `Bearer ${t.key}`, 'accept-version': version };
+    const projects = `/orgs/${t.orgId}/projects`;
+    const name = `again-${version}`;
+    steps.push(async (send) => {
+      const first = idIn(await send(jsonRequest('POST', projects, session, { name })));
+      if (first) await send(jsonRequest('DELETE', `${projects}/${first}`, session, { confirm: name }));
+      const again = idIn(await send(jsonRequest('POST', projects, session, { name })));
+      const spare = idIn(await send(jsonRequest('POST', projects, session, { name: `${name}-b` })));
+      if (spare) await send(jsonRequest('DELETE', `${projects}/${spare}`, session, { confirm: `${name}-b` }));
+      if (again) await send(jsonRequest('PATCH', `${projects}/${again}`, session, { name: `${name}-b` }));
+      await send(jsonRequest('POST', projects, session, { name: `${name}-b` }));
+    });
+    steps.push(async (send) => {
+      await send(jsonRequest('POST', '/tasks/retry', key, {}));
+      await send(jsonRequest('POST', '/tasks/retry', key, { kind: 'http' }));
+      for (const media of t.foreign.media) {
+        await send(jsonRequest('POST', '/tasks/retry', key, { media_id: media }));
+        await send(jsonRequest('POST', '/files', key, { url: t.urls[0], media_id: media }));
+        await send(jsonRequest('GET', `/media/${media}`, key));
+      }
+      for (const automation of t.foreign.automation)
+        await send(jsonRequest('POST', '/tasks/retry', key, { automation_id: automation }));
+      for (const file of t.foreign.file)
+        await send(jsonRequest('POST', '/tasks', key, { kind: 'image', file_id: file, width: 8 }));
+      for (const task of t.foreign.task) await send(jsonRequest('POST', `/tasks/${task}/retry`, key, {}));
+    });
+  }
+  return steps;
 }

@@ -1,7 +1,10 @@
 import fs from 'node:fs/promises';
 import { request } from 'undici';
 import { ERROR_CATALOGUE } from '../../src/errors.js';
-import { makeRequest, ID_PREFIX, type FuzzRequest, type FuzzTarget, type Pool } from './fuzz-api.js';
+import { isApiVersion, LATEST_VERSION } from '../../src/versions.js';
+import { Contract } from './contract.js';
+import { setUpOwner } from './people.js';
+import { makeRequest, ID_PREFIX, scenarioRequests, type FuzzRequest, type FuzzTarget, type Pool } from './fuzz-api.js';
 import { makeRandom, mixSeed } from './fuzz-random.js';
 import { makeRawCase } from './fuzz-raw.js';
 import { fixture } from './fixtures.js';
@@ -11,13 +14,21 @@ import { startReceiver } from './receiver.js';
 import { startTestServer, type TestServer } from './server.js';
 
 // A seeded fuzzer of the whole API over real HTTPS on loopback. Every answer must be below
-// 500 and, where it is JSON (every answer but delivered file bytes and /metrics), the
-// envelope (or, for requests of the bare generation, the bare shape) with a catalogue code whose status matches. Raw malformed HTTP goes over a TLS
-// socket and over plain TCP, and must be answered with the envelope or, when the client
-// stopped mid-request, with nothing.
+// 500, match /openapi.json (the contract), and where it is JSON (every answer but delivered
+// file bytes and /metrics) be in the generation the request asked for (Accept-Version, else the
+// project's envelope default), with Mediad-Version saying so and a catalogue code whose status
+// matches. Bodies name other projects' ids, organisation projects are made, deleted and their
+// names reused, failed tasks retried in bulk. While it runs, /health is polled and must answer
+// within HEALTH_LIMIT_MS each time (a request that holds the event loop shows there). Raw
+// malformed HTTP goes over a TLS socket and over plain TCP, and must be answered with the
+// envelope or, when the client stopped mid-request, with nothing.
+
+/** The longest /health may take while the fuzzer runs (issue 20: a bulk retry held it for seconds). */
+const HEALTH_LIMIT_MS = 1000;
+const HEALTH_POLL_MS = 200;
 
 export interface FuzzFailure {
-  phase: 'api' | 'raw';
+  phase: 'api' | 'scenario' | 'raw' | 'health';
   index: number;
   reason: string;
   request: string;
@@ -32,6 +43,8 @@ export interface FuzzResult {
   rawCases: number;
   statuses: Record<string, number>;
   failures: FuzzFailure[];
+  /** The slowest /health answer while the requests ran. */
+  slowestHealthMs: number;
 }
 
 export interface FuzzEnv {
@@ -60,6 +73,8 @@ export async function startFuzzEnv(): Promise<FuzzEnv> {
   await fixture('image-png');
   const { key, project_id: projectId } = await t.key('fuzz', 'main');
   const { key: otherKey } = await t.key('fuzz', 'other');
+  // The owner's session, for the organisation routes (projects made, renamed, deleted).
+  const owner = await setUpOwner(t, 'fuzz-owner@example.com', 'Fuzz people');
   const target: FuzzTarget = {
     key,
     otherKey,
@@ -72,8 +87,40 @@ export async function startFuzzEnv(): Promise<FuzzEnv> {
       'http://127.0.0.1:1/closed',
       'https://[::1]:1/x',
     ],
-    pools: { file: [], media: [], task: [], automation: [], event: [], webhook: [], delivery: [], path: [] },
+    session: { ...owner.session, origin: t.base },
+    orgId: owner.orgId,
+    foreign: { file: [], media: [], automation: [], task: [] },
+    pools: {
+      file: [],
+      media: [],
+      task: [],
+      automation: [],
+      event: [],
+      webhook: [],
+      delivery: [],
+      orgProject: [],
+      path: [],
+    },
   };
+  // Resources of the other project, whose ids the fuzzer puts in bodies (media_id, file_id…).
+  const other = async (path: string, body: unknown) => {
+    const res = await t.call('POST', path, { key: otherKey, body });
+    if (res.status !== 201) throw new Error(`fuzz setup: POST ${path} answered ${res.status} ${res.text}`);
+    return res.json.data;
+  };
+  const theirs = await other('/files', { url: target.urls[0] });
+  target.foreign.file.push(theirs.id);
+  target.foreign.media.push(theirs.media_id);
+  target.foreign.task.push((await other('/tasks', { kind: 'image', file_id: theirs.id, width: 8 })).id);
+  target.foreign.automation.push(
+    (
+      await other('/automations', {
+        trigger: { kind: 'event', event: 'file.created' },
+        workflow: [{ kind: 'image', width: 8 }],
+        status: 'paused',
+      })
+    ).id,
+  );
   const post = async (path: string, body: unknown) => {
     const res = await t.call('POST', path, { key, body });
     if (res.status !== 201) throw new Error(`fuzz setup: POST ${path} answered ${res.status} ${res.text}`);
@@ -89,6 +136,20 @@ export async function startFuzzEnv(): Promise<FuzzEnv> {
     workflow: [{ kind: 'image', width: 8 }],
     status: 'paused',
   });
+  // Failed tasks for the bulk retries (no workers run here, so they are marked failed directly):
+  // enough that one retry call would hold the event loop for seconds if it did not yield.
+  const failing = await post('/tasks', { kind: 'http', url: receiver.url('/fails') });
+  const db = t.server.runtime.deps.db;
+  const error = JSON.stringify({ code: 'source_rejected', message: 'made to fail by the fuzz setup' });
+  await db.updateTable('tasks').set({ status: 'failed', error }).where('id', '=', failing.id).execute();
+  const row = await db.selectFrom('tasks').selectAll().where('id', '=', failing.id).executeTakeFirstOrThrow();
+  for (let batch = 0; batch < 7; batch++)
+    await db
+      .insertInto('tasks')
+      .values(
+        Array.from({ length: 100 }, (_, i) => ({ ...row, id: `${row.id}f${batch}${String(i).padStart(2, '0')}` })),
+      )
+      .execute();
   // Events reach the webhook as deliveries within a few dispatcher rounds.
   for (let waited = 0; waited < 5_000 && target.pools.delivery.length === 0; waited += 100) {
     await new Promise((r) => setTimeout(r, 100));
@@ -131,13 +192,23 @@ async function refreshPools(t: TestServer, target: FuzzTarget): Promise<void> {
     for (const d of await list(`/webhooks/${webhook}/deliveries`)) remember(target.pools.delivery, d.id);
 }
 
-/** Why an answer is wrong, or null. */
+/** The version a request asks for: its known Accept-Version, else the project's default; null for an unknown one. */
+function askedVersion(headers: Record<string, string>): string | null {
+  const raw = headers['accept-version'];
+  if (raw === undefined || raw === '') return '2025-07-01';
+  const value = raw.trim();
+  if (value === 'latest') return LATEST_VERSION;
+  return isApiVersion(value) ? value : null;
+}
+
+/** Why an answer is wrong, or null. `asked`: the version the request asked for, when it named a known one. */
 export function checkAnswer(
   method: string,
   path: string,
   status: number,
   headers: Record<string, string>,
   body: Buffer,
+  asked: string | null = null,
 ): string | null {
   if (status >= 500) return `status ${status}`;
   const isFileBytes = path.startsWith('/d/') && method !== 'PUT' && [200, 206, 302, 304].includes(status);
@@ -151,6 +222,8 @@ export function checkAnswer(
   } catch {
     return 'body is not JSON';
   }
+  if (asked !== null && headers['mediad-version'] !== asked)
+    return `asked for ${asked}, answered with Mediad-Version ${headers['mediad-version'] ?? '(none)'}`;
   // The bare generation (2025-08-20, named by the answer's Mediad-Version) answers without the
   // envelope: an object or array, or an error object {code, message, status}.
   const bare = headers['mediad-version'] === '2025-08-20';
@@ -200,13 +273,44 @@ export interface FuzzOptions {
 
 export async function runFuzz(env: FuzzEnv, opts: FuzzOptions): Promise<FuzzResult> {
   const { t, target } = env;
-  const result: FuzzResult = { seed: opts.seed, requests: 0, skipped: 0, rawCases: 0, statuses: {}, failures: [] };
+  const result: FuzzResult = {
+    seed: opts.seed,
+    requests: 0,
+    skipped: 0,
+    rawCases: 0,
+    statuses: {},
+    failures: [],
+    slowestHealthMs: 0,
+  };
   const fail = (f: FuzzFailure) => {
     result.failures.push(f);
     opts.log?.(`FAIL ${f.phase} #${f.index}: ${f.reason}\n  ${f.request}\n  -> ${f.answer}`);
   };
-  for (let i = 0; i < opts.count; i++) {
-    const req = makeRequest(makeRandom(mixSeed(opts.seed, i)), target);
+  const fetchDoc = async (q: string) =>
+    (await (await request(`${t.base}/openapi.json${q}`, { dispatcher: t.agent })).body.json()) as Record<string, any>;
+  const contract = new Contract({ envelope: await fetchDoc(''), bare: await fetchDoc('?generation=bare') });
+  // /health, polled while the requests run.
+  let running = true;
+  const health = (async () => {
+    for (let n = 0; running; n++) {
+      const started = performance.now();
+      const res = await request(`${t.base}/health`, { dispatcher: t.agent });
+      await res.body.dump();
+      const ms = performance.now() - started;
+      result.slowestHealthMs = Math.max(result.slowestHealthMs, ms);
+      if (ms > HEALTH_LIMIT_MS || res.statusCode !== 200)
+        fail({
+          phase: 'health',
+          index: n,
+          reason: `/health answered ${res.statusCode} in ${Math.round(ms)} ms (limit ${HEALTH_LIMIT_MS} ms)`,
+          request: 'GET /health',
+          answer: '',
+        });
+      await new Promise((r) => setTimeout(r, HEALTH_POLL_MS));
+    }
+  })();
+  /** Sends one request and holds its answer to every rule; the parsed JSON body, when there is one. */
+  const exchange = async (req: FuzzRequest, phase: 'api' | 'scenario', index: number): Promise<any> => {
     let status: number;
     const headers: Record<string, string> = {};
     let body: Buffer;
@@ -228,32 +332,41 @@ export async function runFuzz(env: FuzzEnv, opts: FuzzOptions): Promise<FuzzResu
       // undici refuses some requests itself (a method or header it will not send): nothing reached the server.
       if (code === 'UND_ERR_INVALID_ARG' || code === 'UND_ERR_NOT_SUPPORTED') {
         result.skipped++;
-        continue;
+        return undefined;
       }
       fail({
-        phase: 'api',
-        index: i,
+        phase,
+        index,
         reason: `no answer: ${code} ${(err as Error).message}`,
         request: describeRequest(req, target),
         answer: '',
       });
-      continue;
+      return undefined;
     }
     result.requests++;
     const bucket = `${Math.floor(status / 100)}xx`;
     result.statuses[bucket] = (result.statuses[bucket] ?? 0) + 1;
-    const reason = checkAnswer(req.method, req.path, status, headers, body);
+    const reason =
+      checkAnswer(req.method, req.path, status, headers, body, askedVersion(req.headers)) ??
+      contract.check(req.method, `${t.base}${req.path}`, status, headers, body.toString('utf8'))[0] ??
+      null;
     if (reason)
-      fail({
-        phase: 'api',
-        index: i,
-        reason,
-        request: describeRequest(req, target),
-        answer: `${status} ${preview(body)}`,
-      });
+      fail({ phase, index, reason, request: describeRequest(req, target), answer: `${status} ${preview(body)}` });
     if (status === 201) learn(target, body);
+    try {
+      return JSON.parse(body.toString('utf8'));
+    } catch {
+      return undefined;
+    }
+  };
+  for (let i = 0; i < opts.count; i++) {
+    await exchange(makeRequest(makeRandom(mixSeed(opts.seed, i)), target), 'api', i);
     if ((i + 1) % 500 === 0) opts.log?.(`${i + 1} requests, ${result.failures.length} failures`);
   }
+  let step = 0;
+  for (const request of scenarioRequests(target)) await request((req) => exchange(req, 'scenario', step++));
+  running = false;
+  await health;
   for (let i = 0; i < opts.rawCount; i++) {
     const r = makeRandom(mixSeed(opts.seed ^ 0x5bd1e995, i));
     const c = makeRawCase(r, target.key);
