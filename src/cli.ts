@@ -19,6 +19,7 @@ import { startServer, startWorker } from './server.js';
 import { createRuntime } from './runtime.js';
 import { reconcileBlobs } from './services/blob-reconcile.js';
 import { doctor, formatDoctor } from './doctor.js';
+import { caFileForClients } from './tls/ca-file.js';
 
 // The mediad command. Every subcommand reads the same environment (see README).
 
@@ -110,43 +111,62 @@ keys
     `the API version of a project it creates: ${API_VERSIONS.join(', ')} or latest (default ${DEFAULT_VERSION}, the envelope generation)`,
   )
   .option('--json', 'print one JSON line {"key","org_id","project_id"}')
-  .action(async (opts: { org: string; project: string; name?: string; apiVersion?: string; json?: boolean }) => {
-    let apiVersion: ApiVersion | undefined;
-    if (opts.apiVersion !== undefined) {
-      apiVersion =
-        opts.apiVersion === 'latest' ? LATEST_VERSION : isApiVersion(opts.apiVersion) ? opts.apiVersion : undefined;
-      if (!apiVersion) {
-        process.stderr.write(
-          `mediad: --api-version must be one of ${API_VERSIONS.join(', ')} or latest, got "${opts.apiVersion}"\n`,
-        );
-        process.exit(2);
+  .option('--export', 'print only `export MEDIAD_API_KEY=… MEDIAD_PROJECT=…`, for eval "$(…)"')
+  .action(
+    async (opts: {
+      org: string;
+      project: string;
+      name?: string;
+      apiVersion?: string;
+      json?: boolean;
+      export?: boolean;
+    }) => {
+      let apiVersion: ApiVersion | undefined;
+      if (opts.apiVersion !== undefined) {
+        apiVersion =
+          opts.apiVersion === 'latest' ? LATEST_VERSION : isApiVersion(opts.apiVersion) ? opts.apiVersion : undefined;
+        if (!apiVersion) {
+          process.stderr.write(
+            `mediad: --api-version must be one of ${API_VERSIONS.join(', ')} or latest, got "${opts.apiVersion}"\n`,
+          );
+          process.exit(2);
+        }
       }
-    }
-    const created = await withDb((db) =>
-      createKey({ db, clock: systemClock }, opts.org, opts.project, opts.name, { apiVersion }),
-    );
-    if (opts.json) {
-      process.stdout.write(
-        `${JSON.stringify({ key: created.key, org_id: created.org_id, project_id: created.project_id, key_id: created.key_id })}\n`,
+      const created = await withDb((db) =>
+        createKey({ db, clock: systemClock }, opts.org, opts.project, opts.name, { apiVersion }),
       );
-      return;
-    }
-    const base = config().publicUrl;
-    process.stdout.write(
-      [
-        `API key for ${opts.org}/${opts.project} (${created.project_id}):`,
-        '',
-        `  ${created.key}`,
-        '',
-        'It is shown only now; mediad stores only its hash. Use it as a bearer token:',
-        '',
-        `  curl --cacert ${config().dataDir}/tls/ca.crt -H "Authorization: Bearer ${created.key}" ${base}/files`,
-        '',
-        `Revoke it with: mediad keys revoke ${created.key_id}`,
-        '',
-      ].join('\n'),
-    );
-  });
+      if (opts.json) {
+        process.stdout.write(
+          `${JSON.stringify({ key: created.key, org_id: created.org_id, project_id: created.project_id, key_id: created.key_id })}\n`,
+        );
+        return;
+      }
+      if (opts.export) {
+        process.stdout.write(`export MEDIAD_API_KEY=${created.key} MEDIAD_PROJECT=${created.project_id}\n`);
+        return;
+      }
+      const base = config().publicUrl;
+      const ca = caFileForClients(config());
+      process.stdout.write(
+        [
+          `API key for ${opts.org}/${opts.project} (${created.project_id}):`,
+          '',
+          `  ${created.key}`,
+          '',
+          'It is shown only now; mediad stores only its hash. Set it (and the project) in your shell:',
+          '',
+          `  export MEDIAD_API_KEY=${created.key} MEDIAD_PROJECT=${created.project_id}`,
+          '',
+          'and call the API with it:',
+          '',
+          `  curl${ca ? ` --cacert ${ca}` : ''} -H "Authorization: Bearer $MEDIAD_API_KEY" ${base}/files`,
+          '',
+          `Revoke it with: mediad keys revoke ${created.key_id}`,
+          '',
+        ].join('\n'),
+      );
+    },
+  );
 
 keys
   .command('list')

@@ -16,6 +16,7 @@ import type { Engines } from './kinds/engines.js';
 import { defaultEngines } from './kinds/registry.js';
 import { toolVersion } from './media/index.js';
 import { createGuardedClient } from './net/index.js';
+import { USER_AGENT } from './package-info.js';
 
 export interface ProviderCheck extends ProviderStatus {
   role: 'chat' | 'transcribe';
@@ -53,7 +54,7 @@ async function checkProvider(config: Config): Promise<ProviderCheck[]> {
     ...config.fetch,
     idleTimeoutMs: Math.min(config.ai.timeoutMs ?? CHECK_TIMEOUT_MS, CHECK_TIMEOUT_MS),
     maxBytes: 16 * 1024 * 1024,
-    userAgent: 'mediad-doctor/0.1',
+    userAgent: USER_AGENT,
   });
   try {
     const out: ProviderCheck[] = [];
