@@ -23,14 +23,16 @@ export function firstStepsShell(ctx: SnippetContext): string {
 ${MAKE_CLIP}
 
 # 1. Upload it: the answer is the file (in a new media); keep its id
-FILE_ID=$(${curl} -T clip.mp4 \\
-  "${ctx.base}/d/${project}/uploads/clip-$(date +%s).mp4" | tee /dev/stderr | grep -o '"id":"file_[^"]*"' | cut -d'"' -f4)
+ANSWER=$(${curl} -T clip.mp4 "${ctx.base}/d/${project}/uploads/clip-$(date +%s).mp4")
+echo "$ANSWER"
+FILE_ID=$(echo "$ANSWER" | grep -o '"id":"file_[^"]*"' | head -1 | cut -d'"' -f4)
 echo "file: $FILE_ID"
 
 # 2. Make a 640 px WebP poster from it: the answer is the task, pending; keep its id
-TASK_ID=$(${curl} -H 'Content-Type: application/json' \\
-  -d '{"kind": "image", "file_id": "'"$FILE_ID"'", "width": 640, "format": "webp"}' \\
-  ${ctx.base}/tasks | tee /dev/stderr | grep -o '"id":"task_[^"]*"' | cut -d'"' -f4)
+ANSWER=$(${curl} -H 'Content-Type: application/json' \\
+  -d '{"kind": "image", "file_id": "'"$FILE_ID"'", "width": 640, "format": "webp"}' ${ctx.base}/tasks)
+echo "$ANSWER"
+TASK_ID=$(echo "$ANSWER" | grep -o '"id":"task_[^"]*"' | head -1 | cut -d'"' -f4)
 echo "task: $TASK_ID"
 
 # 3. Wait until it ends; the answer's output.url is the poster
