@@ -15,7 +15,7 @@ function page(target: string, caUrl: string | null, fingerprint: string | null):
     ? `<p>If the browser then warns that the connection is not private, it does not trust mediad's own certificate authority yet. Install it once:</p>
 <ol>
 <li><a href="/ca.crt" download="mediad-ca.crt">Download the certificate authority</a> (${escape(caUrl)}) and check that its SHA-256 is <code>${escape(fingerprint ?? '')}</code>, as the server's log says.</li>
-<li>Chrome, Chromium, Edge on Linux: <code>certutil -d sql:$HOME/.pki/nssdb -A -t C,, -n mediad -i mediad-ca.crt</code>, then restart the browser.</li>
+<li>Chrome, Chromium, Edge on Linux: <code>mkdir -p $HOME/.pki/nssdb &amp;&amp; certutil -d sql:$HOME/.pki/nssdb -A -t C,, -n mediad -i mediad-ca.crt</code>, then restart the browser.</li>
 <li>Firefox: Settings › Privacy &amp; Security › Certificates › View Certificates › Authorities › Import, and tick “Trust this CA to identify websites”.</li>
 <li>macOS: <code>sudo security add-trusted-cert -d -r trustRoot -k /Library/Keychains/System.keychain mediad-ca.crt</code></li>
 <li>Windows, as administrator: <code>certutil -addstore -f ROOT mediad-ca.crt</code></li>

@@ -27,7 +27,7 @@ export function trustSteps(caCertPath: string, baseUrl = 'https://localhost:8443
     `The certificate authority: ${caCertPath}${fingerprint ? `  (SHA-256 ${fingerprint})` : ''}`,
     '`mediad tls trust` installs it for this machine’s browsers and system where it can, and says what it could not.',
     'By hand, once per browser or client:',
-    `  Chrome, Chromium, Edge on Linux:  certutil -d sql:$HOME/.pki/nssdb -A -t C,, -n mediad -i ${p}`,
+    `  Chrome, Chromium, Edge on Linux:  mkdir -p $HOME/.pki/nssdb && certutil -d sql:$HOME/.pki/nssdb -A -t C,, -n mediad -i ${p}`,
     '    (certutil is in libnss3-tools; restart the browser afterwards)',
     `  Firefox:  Settings › Privacy & Security › Certificates › View Certificates › Authorities › Import ${p},`,
     '    then tick “Trust this CA to identify websites”',

@@ -237,7 +237,7 @@ describe('first-run messages', () => {
     );
     assert.match(
       shown,
-      / {2}Chrome, Chromium, Edge on Linux: {2}certutil -d sql:\$HOME\/\.pki\/nssdb -A -t C,, -n mediad -i /,
+      / {2}Chrome, Chromium, Edge on Linux: {2}mkdir -p \$HOME\/\.pki\/nssdb && certutil -d sql:\$HOME\/\.pki\/nssdb -A -t C,, -n mediad -i /,
     );
     assert.match(shown, /Set MEDIAD_PUBLIC_URL=https:\/\/<that address>:\d+ and restart/);
   });
