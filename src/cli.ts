@@ -23,7 +23,8 @@ import { configOrExit, explained } from './commands/common.js';
 import { registerClientCommands } from './commands/client.js';
 import { MEDIAD_VERSION, PACKAGE } from './package-info.js';
 
-// The mediad command. Every subcommand reads the same environment (see README).
+// The mediad command. Every subcommand reads the same environment (docs/configuration.md);
+// docs/cli.md describes each. Client commands (upload, tls trust) live in commands/.
 
 const config = configOrExit;
 

@@ -14,7 +14,7 @@ export const EXAMPLE_FILE_ID = 'file_…';
 /** A media id in examples (ids in paths and some bodies are letters, digits and _ only). */
 export const EXAMPLE_MEDIA_ID = 'med_example';
 
-/** What each kind makes, in a line (the README's Tasks and Intelligence sections say more). */
+/** What each kind makes, in a line (docs/tasks.md says more). */
 const SUMMARY: Record<string, string> = {
   ingest: 'Fetches `url` into a new file (and media), as POST /files does, in the background.',
   video: 'Transcodes a video: format, codec, size, fit, frame rate, quality, a time range.',
