@@ -36,7 +36,7 @@ The same in Node.js (18 or newer):
 ${firstStepsNode(ctx)}
 \`\`\`
 
-A file on the web instead: \`POST /files {"url": "https://…/clip.mp4"}\` fetches it (any public \`http(s)\` address of a video, image or audio file). mediad refuses addresses on private networks and this machine (\`source_refused\`) unless their \`host:port\` is listed in \`MEDIAD_ALLOWED_URL_HOSTS\` when mediad starts; to add a file from this machine, upload it as above.
+A file on the web instead: \`POST /files {"url": "https://…/clip.mp4"}\` fetches it (any public \`http(s)\` address of a video, image or audio file: yours, or openly licensed samples such as the Blender Foundation's open movies at download.blender.org or media files on Wikimedia Commons). mediad refuses addresses on private networks and this machine (\`source_refused\`) unless their \`host:port\` is listed in \`MEDIAD_ALLOWED_URL_HOSTS\` when mediad starts; to add a file from this machine, upload it as above.
 
 **3. Be told when it ends** instead of polling: give the task a \`webhook_url\` (see *Receive a webhook*). What each kind accepts (options, formats, codecs) is \`GET /tasks-config\` and the \`POST /tasks\` reference below, with an example per kind. Outputs join the input's media under the task's \`ref\`, so \`GET /media/{id}\` shows them in \`urls\`.`,
     },
