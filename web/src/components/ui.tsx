@@ -196,6 +196,13 @@ export function curlFor(path: string, caFile: string | null | undefined): string
 
 export function CopyAsCurl({ path }: { path: string }) {
   const caFile = useCaFile();
+  // Until the CA file is known the command would lack --cacert: nothing to copy yet.
+  if (caFile === undefined)
+    return (
+      <button type="button" className="btn btn-small" disabled>
+        Copy as curl
+      </button>
+    );
   return <CopyButton value={curlFor(path, caFile)} label="Copy as curl" />;
 }
 

@@ -15,10 +15,11 @@ import {
 } from '../components/ui';
 import { membershipOf, permissionsFor, useSignedIn } from '../session';
 import { firstStepsNode, firstStepsShell } from './overview-snippets';
+import { useLocalCa } from '../local-ca';
 
 // The project at a glance: counts from GET /project/stats, the latest failures (linking to the
 // tasks page and their media), and getting-started snippets with this server's URL, its local CA
-// (GET /auth/status) and the project's id: they run as copied with MEDIAD_API_KEY set.
+// (GET /auth/status, local-ca.ts) and the project's id: they run as copied with MEDIAD_API_KEY set.
 
 function Stat({ label, value, to }: { label: string; value: string; to?: string }) {
   const body = (
@@ -45,8 +46,8 @@ export default function OverviewPage() {
   const { canManage } = permissionsFor(member?.role);
   const stats = useLoad(async () => ok(await api.GET('/project/stats')).data, `stats:${projectId}`, 15000);
   const base = window.location.origin;
-  const status = useLoad(async () => ok(await api.GET('/auth/status')).data, 'auth-status');
-  const ctx = { base, caFile: status.data?.local_ca?.file ?? null, project: projectId };
+  const localCa = useLocalCa();
+  const ctx = { base, caFile: localCa?.file ?? null, project: projectId };
   const curl = firstStepsShell(ctx);
   const js = firstStepsNode(ctx);
 
@@ -144,15 +145,14 @@ export default function OverviewPage() {
           from your machine, make a poster from it and wait for the task. The full reference is at{' '}
           <a href="/docs">/docs</a>.
         </p>
-        {status.data?.local_ca ? (
+        {localCa ? (
           <p className="muted">
-            This server&rsquo;s certificate comes from its own authority, <code>{status.data.local_ca.file}</code> on
-            the server&rsquo;s machine; elsewhere, <a href={status.data.local_ca.url}>download it</a> and pass that file
-            instead.
+            This server&rsquo;s certificate comes from its own authority, <code>{localCa.file}</code> on the
+            server&rsquo;s machine; elsewhere, <a href={localCa.url}>download it</a> and pass that file instead.
           </p>
         ) : null}
         {/* Shown once the CA file is known: a snippet without it would not run. */}
-        {!status.data ? (
+        {localCa === undefined ? (
           <Skeleton lines={6} label="Loading the snippets" />
         ) : (
           <Tabs.Root defaultValue="curl">

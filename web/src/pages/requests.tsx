@@ -86,16 +86,19 @@ function RequestDetail({ r }: { r: RequestRow }) {
           <code className="wrap">{r.url}</code>
         </dd>
       </dl>
-      <pre className="json" data-curl>
-        {curlForRequest(r, caFile)}
-      </pre>
+      {/* Shown once the CA file is known: without it the command would lack --cacert. */}
+      {caFile === undefined ? null : (
+        <pre className="json" data-curl>
+          {curlForRequest(r, caFile)}
+        </pre>
+      )}
       <p className="small muted">
         The log keeps no headers, bodies or keys: the command uses <code>$MEDIAD_API_KEY</code>
         {body ? ' and reads the body (not logged) from request.json' : ''}; secret query values show as{' '}
         <code>REDACTED</code>.
       </p>
       <div className="row">
-        <CopyButton value={curlForRequest(r, caFile)} label="Copy as curl" />
+        {caFile === undefined ? null : <CopyButton value={curlForRequest(r, caFile)} label="Copy as curl" />}
       </div>
     </section>
   );
