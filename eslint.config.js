@@ -1,5 +1,5 @@
 // Lint: typescript-eslint's recommended rules, and DESIGN.md's boundaries as rules rather than
-// memory. Floors, top to bottom: cli/server/app/runtime > api > http > workers > services >
+// memory. Floors, top to bottom: cli/commands/server/app/runtime > api > http > workers > services >
 // kinds > workflows > queue > webhooks > events > db > shapes; beside them at the bottom
 // media, storage, net, ai, secrets. A floor imports only floors below it; import cycles are found by
 // `madge --circular` (npm run lint). A new folder gets its rule here in the same commit.
@@ -85,6 +85,13 @@ export default tseslint.config(
     },
   },
   restrict(['src/*.ts'], []),
+  // The command's subcommands (mediad upload, tls trust): the top floor, beside cli.ts.
+  restrict(['src/commands/**'], []),
+  // The local CA and how clients come to trust it: runs tools only through src/media/.
+  restrict(
+    ['src/tls/**'],
+    SERVER_SIDE.filter((f) => f !== 'tls'),
+  ),
   restrict(['src/api/**'], ['workers']),
   restrict(['src/http/**'], ['api', 'workers']),
   restrict(['src/workers/**'], ['api', 'http']),

@@ -8,6 +8,7 @@
 //   with --test: flite, espeak-ng         speech the tests synthesise
 //                fonts-dejavu-core        the font of the tests' drawn title cards
 //                chromium                 the browser tests (/docs, the web application)
+//                libnss3-tools            certutil: the first-hour test trusts the CA as the README says
 // Missing optional packages are a warning: mediad runs, the kinds that need them fail with a
 // message naming the package.
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -44,6 +45,7 @@ const PACKAGES = [
           present: () => existsSync('/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf'),
         },
         { name: 'chromium', present: () => existsSync('/usr/bin/chromium') },
+        { name: 'libnss3-tools', present: () => runs('certutil', ['-H']) },
       ]
     : []),
 ];

@@ -5,7 +5,6 @@
 // p99 (bench/api-files.ts). npm start, the Dockerfile and the systemd units run this file
 // directly, so this line is the one place the flag is set (npm run build makes it executable).
 import { Command } from 'commander';
-import { ConfigError, loadConfig, type Config } from './config.js';
 import { migrate, openDatabase, type Db } from './db/connect.js';
 import { systemClock } from './deps.js';
 import { randomBytes } from 'node:crypto';
@@ -19,22 +18,15 @@ import { startServer, startWorker } from './server.js';
 import { createRuntime } from './runtime.js';
 import { reconcileBlobs } from './services/blob-reconcile.js';
 import { doctor, formatDoctor } from './doctor.js';
+import { caFileForClients } from './tls/ca-file.js';
+import { configOrExit, explained } from './commands/common.js';
+import { registerClientCommands } from './commands/client.js';
+import { MEDIAD_VERSION, PACKAGE } from './package-info.js';
 
-// The mediad command. Every subcommand reads the same environment (see README).
+// The mediad command. Every subcommand reads the same environment (docs/configuration.md);
+// docs/cli.md describes each. Client commands (upload, tls trust) live in commands/.
 
-function config(): Config {
-  try {
-    return loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(
-        `mediad: ${err.message}\nFix the variables above (see the Configuration section of the README) and start again.\n`,
-      );
-      process.exit(2);
-    }
-    throw err;
-  }
-}
+const config = configOrExit;
 
 /** Opens the database, brings it up to date (the migrate command does that itself), runs `fn`. */
 async function withDb<T>(fn: (db: Db) => Promise<T>, migrateFirst = true): Promise<T> {
@@ -49,7 +41,12 @@ async function withDb<T>(fn: (db: Db) => Promise<T>, migrateFirst = true): Promi
 
 const program = new Command('mediad')
   .description('Self-hostable media processing service: an HTTPS JSON API to store media and derive files from it.')
-  .showHelpAfterError('(run "mediad --help" for the list of commands)');
+  .showHelpAfterError('(run "mediad --help" for the list of commands)')
+  .version(
+    `mediad ${MEDIAD_VERSION} (Node ${process.version}; mediad supports Node ${PACKAGE.nodeRange})`,
+    '-v, --version',
+    'print the version of mediad and of Node',
+  );
 
 program
   .command('serve')
@@ -57,7 +54,8 @@ program
     'Start the HTTPS API and file delivery (what `npm start` runs). Configured by MEDIAD_* environment variables.',
   )
   .action(async () => {
-    const server = await startServer(config());
+    const settings = config();
+    const server = await explained(settings, () => startServer(settings));
     const stop = (signal: string) => {
       server.app.log.info({ signal }, 'shutting down: finishing requests in flight');
       server.close().then(
@@ -78,7 +76,8 @@ program
     'Run task workers only (no HTTP). Start as many as you like beside `serve`; they share its data dir and database.',
   )
   .action(async () => {
-    const worker = await startWorker(config());
+    const settings = config();
+    const worker = await explained(settings, () => startWorker(settings));
     const stop = () => {
       worker.close().then(
         () => process.exit(0),
@@ -93,7 +92,7 @@ program
   .command('migrate')
   .description('Apply database migrations and exit (serve also does this at start).')
   .action(async () => {
-    const applied = await withDb((db) => migrate(db), false);
+    const applied = await explained(config(), () => withDb((db) => migrate(db), false));
     process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'database is up to date\n');
   });
 
@@ -110,43 +109,62 @@ keys
     `the API version of a project it creates: ${API_VERSIONS.join(', ')} or latest (default ${DEFAULT_VERSION}, the envelope generation)`,
   )
   .option('--json', 'print one JSON line {"key","org_id","project_id"}')
-  .action(async (opts: { org: string; project: string; name?: string; apiVersion?: string; json?: boolean }) => {
-    let apiVersion: ApiVersion | undefined;
-    if (opts.apiVersion !== undefined) {
-      apiVersion =
-        opts.apiVersion === 'latest' ? LATEST_VERSION : isApiVersion(opts.apiVersion) ? opts.apiVersion : undefined;
-      if (!apiVersion) {
-        process.stderr.write(
-          `mediad: --api-version must be one of ${API_VERSIONS.join(', ')} or latest, got "${opts.apiVersion}"\n`,
-        );
-        process.exit(2);
+  .option('--export', 'print only `export MEDIAD_API_KEY=… MEDIAD_PROJECT=…`, for eval "$(…)"')
+  .action(
+    async (opts: {
+      org: string;
+      project: string;
+      name?: string;
+      apiVersion?: string;
+      json?: boolean;
+      export?: boolean;
+    }) => {
+      let apiVersion: ApiVersion | undefined;
+      if (opts.apiVersion !== undefined) {
+        apiVersion =
+          opts.apiVersion === 'latest' ? LATEST_VERSION : isApiVersion(opts.apiVersion) ? opts.apiVersion : undefined;
+        if (!apiVersion) {
+          process.stderr.write(
+            `mediad: --api-version must be one of ${API_VERSIONS.join(', ')} or latest, got "${opts.apiVersion}"\n`,
+          );
+          process.exit(2);
+        }
       }
-    }
-    const created = await withDb((db) =>
-      createKey({ db, clock: systemClock }, opts.org, opts.project, opts.name, { apiVersion }),
-    );
-    if (opts.json) {
-      process.stdout.write(
-        `${JSON.stringify({ key: created.key, org_id: created.org_id, project_id: created.project_id, key_id: created.key_id })}\n`,
+      const created = await withDb((db) =>
+        createKey({ db, clock: systemClock }, opts.org, opts.project, opts.name, { apiVersion }),
       );
-      return;
-    }
-    const base = config().publicUrl;
-    process.stdout.write(
-      [
-        `API key for ${opts.org}/${opts.project} (${created.project_id}):`,
-        '',
-        `  ${created.key}`,
-        '',
-        'It is shown only now; mediad stores only its hash. Use it as a bearer token:',
-        '',
-        `  curl --cacert ${config().dataDir}/tls/ca.crt -H "Authorization: Bearer ${created.key}" ${base}/files`,
-        '',
-        `Revoke it with: mediad keys revoke ${created.key_id}`,
-        '',
-      ].join('\n'),
-    );
-  });
+      if (opts.json) {
+        process.stdout.write(
+          `${JSON.stringify({ key: created.key, org_id: created.org_id, project_id: created.project_id, key_id: created.key_id })}\n`,
+        );
+        return;
+      }
+      if (opts.export) {
+        process.stdout.write(`export MEDIAD_API_KEY=${created.key} MEDIAD_PROJECT=${created.project_id}\n`);
+        return;
+      }
+      const base = config().publicUrl;
+      const ca = caFileForClients(config());
+      process.stdout.write(
+        [
+          `API key for ${opts.org}/${opts.project} (${created.project_id}):`,
+          '',
+          `  ${created.key}`,
+          '',
+          'It is shown only now; mediad stores only its hash. Set it (and the project) in your shell:',
+          '',
+          `  export MEDIAD_API_KEY=${created.key} MEDIAD_PROJECT=${created.project_id}`,
+          '',
+          'and call the API with it:',
+          '',
+          `  curl${ca ? ` --cacert ${ca}` : ''} -H "Authorization: Bearer $MEDIAD_API_KEY" ${base}/files`,
+          '',
+          `Revoke it with: mediad keys revoke ${created.key_id}`,
+          '',
+        ].join('\n'),
+      );
+    },
+  );
 
 keys
   .command('list')
@@ -337,15 +355,17 @@ program
 program
   .command('doctor')
   .description(
-    'Check the intelligence engines: local ones (found, version, model) and the configured AI provider (reachable, the models it lists), and which engine each kind uses. Exits 1 when something configured or installed is broken.',
+    'Check the install (Node, the data dir and its free space, the database and its migrations, the TLS files and their expiry, the port, FFmpeg’s encoders) and the intelligence engines (local ones, the configured AI provider, the engine each kind uses). Exits 1 when something is broken.',
   )
   .option('--json', 'print the report as JSON')
   .action(async (opts: { json?: boolean }) => {
-    const report = await doctor(config());
+    const report = await doctor(config(), { install: true });
     process.stdout.write(opts.json ? `${JSON.stringify(report, null, 2)}\n` : formatDoctor(report));
     // The NSFW model's WASM threads would keep the process alive: exit with the verdict.
     process.exit(report.problems.length > 0 ? 1 : 0);
   });
+
+registerClientCommands(program, config);
 
 program.parseAsync().catch((err: unknown) => {
   process.stderr.write(`mediad: ${err instanceof Error ? err.message : String(err)}\n`);

@@ -15,6 +15,8 @@ export interface Config {
   tls: { certFile: string; keyFile: string } | null;
   trustProxy: string[];
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** JSON lines, human-readable lines, or auto: readable on a terminal, JSON into files and pipes. */
+  logFormat: 'auto' | 'json' | 'pretty';
   /** The guarded client's policy; its size limit is limits.maxFileBytes. */
   fetch: Omit<UrlPolicy, 'maxBytes' | 'userAgent'>;
   limits: {
@@ -191,6 +193,7 @@ export function loadConfig(env: Env = process.env): Config {
       'trace',
       'silent',
     ] as const),
+    logFormat: read.oneOf('MEDIAD_LOG_FORMAT', 'auto', ['auto', 'json', 'pretty'] as const),
     fetch: {
       allowPrivate: read.bool('MEDIAD_ALLOW_PRIVATE_URLS', false),
       allowHosts: read.list('MEDIAD_ALLOWED_URL_HOSTS'),
@@ -510,4 +513,12 @@ class EnvReader {
       return fallback;
     }
   }
+}
+
+/**
+ * What the client commands (`mediad upload`) read: the API key of the snippets, MEDIAD_API_KEY.
+ * Not part of the server's configuration (a server never needs a key of its own).
+ */
+export function clientSettings(env: Env = process.env): { apiKey: string | null } {
+  return { apiKey: env.MEDIAD_API_KEY?.trim() || null };
 }

@@ -1,4 +1,5 @@
-// `mediad doctor`: the state of every intelligence engine — the local ones (found, version,
+// `mediad doctor`: the install (install-checks.ts: Node, data dir, database, TLS, port, FFmpeg's
+// encoders) and the state of every intelligence engine — the local ones (found, version,
 // model; the NSFW model is loaded to prove it runs) and the configured provider (reachable, the
 // models it lists) — and which engine each kind would run with. GET /health never calls a
 // provider; this command does. Problems are what is configured or installed but broken.
@@ -16,6 +17,8 @@ import type { Engines } from './kinds/engines.js';
 import { defaultEngines } from './kinds/registry.js';
 import { toolVersion } from './media/index.js';
 import { createGuardedClient } from './net/index.js';
+import { USER_AGENT } from './package-info.js';
+import { installChecks, type InstallCheck } from './install-checks.js';
 
 export interface ProviderCheck extends ProviderStatus {
   role: 'chat' | 'transcribe';
@@ -32,6 +35,8 @@ export interface ToolCheck {
 }
 
 export interface DoctorReport {
+  /** The install's checks (mediad doctor only; GET /system reports the engines). */
+  install?: InstallCheck[];
   tools: ToolCheck[];
   local: EngineStatus[];
   provider: ProviderCheck[];
@@ -53,7 +58,7 @@ async function checkProvider(config: Config): Promise<ProviderCheck[]> {
     ...config.fetch,
     idleTimeoutMs: Math.min(config.ai.timeoutMs ?? CHECK_TIMEOUT_MS, CHECK_TIMEOUT_MS),
     maxBytes: 16 * 1024 * 1024,
-    userAgent: 'mediad-doctor/0.1',
+    userAgent: USER_AGENT,
   });
   try {
     const out: ProviderCheck[] = [];
@@ -93,8 +98,12 @@ async function checkTools(config: Config): Promise<ToolCheck[]> {
  * The report. `loadNsfw` (default true) loads the NSFW model to prove it runs; GET /system passes
  * false and reports whether this process has loaded it.
  */
-export async function doctor(config: Config, opts: { loadNsfw?: boolean } = {}): Promise<DoctorReport> {
-  const [tools, speech, ocr, scenes, nsfw] = await Promise.all([
+export async function doctor(
+  config: Config,
+  opts: { loadNsfw?: boolean; install?: boolean } = {},
+): Promise<DoctorReport> {
+  const [install, tools, speech, ocr, scenes, nsfw] = await Promise.all([
+    opts.install ? installChecks(config) : undefined,
     checkTools(config),
     speechEngineStatus(),
     ocrEngineStatus(),
@@ -103,6 +112,10 @@ export async function doctor(config: Config, opts: { loadNsfw?: boolean } = {}):
   ]);
   const problems: string[] = [];
   const warnings: string[] = [];
+  for (const c of install ?? []) {
+    if (c.state === 'problem') problems.push(`${c.check}: ${c.detail}`);
+    if (c.state === 'warning') warnings.push(`${c.check}: ${c.detail}`);
+  }
   for (const t of tools)
     if (!t.found) problems.push(`${t.tool}: not found (install FFmpeg or set MEDIAD_${t.tool.toUpperCase()}_PATH)`);
   // Installed but unusable is broken; not installed at all is a choice (or a provider covers it).
@@ -131,12 +144,27 @@ export async function doctor(config: Config, opts: { loadNsfw?: boolean } = {}):
   const kinds: Record<string, string> = {};
   for (const [name, plan] of Object.entries(defaultEngines(engines)))
     kinds[name] = 'refused' in plan ? `unavailable: ${plan.refused}` : plan.plan;
-  return { tools, local: [speech, ocr, scenes, nsfw], provider, kinds, problems, warnings };
+  return {
+    ...(install ? { install } : {}),
+    tools,
+    local: [speech, ocr, scenes, nsfw],
+    provider,
+    kinds,
+    problems,
+    warnings,
+  };
 }
 
 /** The report as text for a terminal. */
 export function formatDoctor(r: DoctorReport): string {
-  const lines = ['Media tools'];
+  const lines: string[] = [];
+  if (r.install) {
+    const mark = { ok: 'ok     ', warning: 'warning', problem: 'PROBLEM' } as const;
+    lines.push('Install');
+    for (const c of r.install) lines.push(`  ${c.check.padEnd(16)} ${mark[c.state]}  ${c.detail}`);
+    lines.push('');
+  }
+  lines.push('Media tools');
   for (const t of r.tools) lines.push(`  ${t.tool.padEnd(14)} ${t.found ? `found  ${t.version}` : 'NOT FOUND'}`);
   lines.push('', 'Local engines');
   for (const s of r.local) {

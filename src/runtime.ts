@@ -15,14 +15,19 @@ import { sweepBlobJournal } from './services/blob-journal.js';
 import { sealStoredSecrets } from './services/stored-secrets.js';
 import { dataDirSecretKey } from './secrets/key-file.js';
 import { createSealer } from './secrets/sealer.js';
+import { USER_AGENT } from './package-info.js';
+import { prettyStream } from './log-format.js';
 
 export interface Runtime {
   deps: Deps;
   close(): Promise<void>;
 }
 
-export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
-  return pino({ level: config.logLevel, base: { service: 'mediad' }, timestamp: pino.stdTimeFunctions.isoTime });
+export function createLogger(config: Pick<Config, 'logLevel'> & Partial<Pick<Config, 'logFormat'>>): Logger {
+  const options = { level: config.logLevel, base: { service: 'mediad' }, timestamp: pino.stdTimeFunctions.isoTime };
+  // Readable lines on a terminal, JSON lines into files and pipes (log collectors parse those).
+  const pretty = config.logFormat === 'pretty' || (config.logFormat === 'auto' && process.stdout.isTTY === true);
+  return pretty ? pino(options, prettyStream(process.stdout)) : pino(options);
 }
 
 /** Opens the database (migrating it), the blob store and the outbound client: everything a role needs. */
@@ -44,7 +49,7 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
   const outbound = createGuardedClient({
     ...config.fetch,
     maxBytes: config.limits.maxFileBytes,
-    userAgent: 'mediad/0.1 (+https://github.com/mediad)',
+    userAgent: USER_AGENT,
   });
 
   // Secret options are sealed with a key that is not in the database (secrets/sealer.ts).

@@ -10,7 +10,10 @@ import ipaddr from 'ipaddr.js';
 import type { Config } from './config.js';
 import { buildApp } from './app.js';
 import { createLogger, createRuntime, type Runtime } from './runtime.js';
-import { ensureLocalTls, trustInstructions } from './tls/local-ca.js';
+import { ensureLocalTls } from './tls/local-ca.js';
+import { caFingerprint, trustSteps } from './tls/trust-steps.js';
+import { answerFirstContact } from './tls/first-contact.js';
+import type { Logger } from 'pino';
 import { answerMalformedRequests, answerRaw, clientErrorHandler } from './http/client-error.js';
 import { AppError } from './errors.js';
 import { newId } from './ids.js';
@@ -45,8 +48,19 @@ async function announceSetup(runtime: Runtime, config: Config): Promise<string |
   if (token) {
     const setupUrl = `${config.publicUrl}/app/setup#token=${token}`;
     deps.log.warn(
-      { setupUrl },
-      `mediad is not set up yet: open ${setupUrl} to create the first owner, organisation, project and API key (or run \`mediad users create\`)`,
+      {
+        setupUrl,
+        banner: 'setup',
+        steps: [
+          `  ${setupUrl}`,
+          '',
+          'Open it in a browser to create the first owner, organisation, project and API key',
+          '(or run `mediad users create`). A browser that does not trust the local certificate',
+          'authority yet shows a certificate error first: run `mediad tls trust` on this machine, or see',
+          'the steps per browser in the README (Trusting the local certificate authority).',
+        ],
+      },
+      'mediad is not set up yet: open the setup link',
     );
     return setupUrl;
   }
@@ -61,7 +75,8 @@ async function announceSetup(runtime: Runtime, config: Config): Promise<string |
 const TLS_HANDSHAKE = 0x16;
 const FIRST_BYTE_TIMEOUT_MS = 15_000;
 
-async function loadTls(config: Config, log: (m: string) => void) {
+async function loadTls(config: Config, logger: Logger) {
+  const log = (m: string) => logger.info(m);
   if (config.tls) {
     const [cert, key] = await Promise.all([
       fs.readFile(config.tls.certFile, 'utf8'),
@@ -74,10 +89,13 @@ async function loadTls(config: Config, log: (m: string) => void) {
     hosts: [new URL(config.publicUrl).hostname],
     log,
   });
-  if (local.created)
-    log(
-      `created a local certificate authority; to trust it:\n${trustInstructions(local.caCertPath, config.publicUrl)}`,
+  if (local.created) {
+    const fingerprint = caFingerprint(await fs.readFile(local.caCertPath, 'utf8'));
+    logger.warn(
+      { banner: 'tls', caFile: local.caCertPath, steps: trustSteps(local.caCertPath, config.publicUrl, fingerprint) },
+      'mediad made its own certificate authority: browsers and clients must trust it once',
     );
+  }
   return local;
 }
 
@@ -96,10 +114,16 @@ function isTrustedProxy(address: string | undefined, trusted: string[]): boolean
 }
 
 /** Plain HTTP on the HTTPS port: served only from a trusted TLS-terminating proxy, otherwise a readable error. */
-function plainHttpHandler(config: Config, appHandler: http.RequestListener): http.RequestListener {
+function plainHttpHandler(
+  config: Config,
+  appHandler: http.RequestListener,
+  caCertPath: string | null,
+): http.RequestListener {
   return (req, res) => {
     if (req.headers['x-forwarded-proto'] === 'https' && isTrustedProxy(req.socket.remoteAddress, config.trustProxy))
       return appHandler(req, res);
+    // A browser's first visit, or a client fetching the local CA to trust it.
+    if (answerFirstContact(req, res, config.publicUrl, caCertPath)) return;
     const target = `${config.publicUrl}${req.url ?? '/'}`;
     answerRaw(req, res, target, new AppError('https_required', `mediad only answers over HTTPS: use ${target}`));
   };
@@ -130,7 +154,7 @@ function sniffProtocol(httpsServer: https.Server, plainServer: http.Server): voi
 
 export async function startServer(config: Config): Promise<RunningServer> {
   const log = createLogger(config);
-  const tls = await loadTls(config, (m) => log.info(m));
+  const tls = await loadTls(config, log);
   const runtime = await createRuntime(config, log);
   let plainServer: http.Server | undefined;
   const app = await buildApp(runtime.deps, {
@@ -138,7 +162,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       // requireHostHeader: Node answers a missing Host itself, with an empty 400; buildApp
       // refuses it with the envelope instead.
       const httpsServer = https.createServer({ cert: tls.cert, key: tls.key, requireHostHeader: false }, handler);
-      const plainHandler = plainHttpHandler(config, handler);
+      const plainHandler = plainHttpHandler(config, handler, tls.caCertPath);
       plainServer = http.createServer({ requireHostHeader: false }, plainHandler);
       // Fastify answers clientError on the HTTPS server (buildApp's clientErrorHandler); the
       // plain server, CONNECT and odd Expect headers are answered here.
@@ -244,7 +268,7 @@ export async function startWorker(config: Config): Promise<{ pool: WorkerPool; c
  */
 async function startWorkerMetrics(runtime: Runtime, config: Config): Promise<FastifyInstance | null> {
   if (!config.workers.metricsPort) return null;
-  const tls = await loadTls(config, (m) => runtime.deps.log.info(m));
+  const tls = await loadTls(config, runtime.deps.log);
   const app = Fastify({
     https: { cert: tls.cert, key: tls.key },
     loggerInstance: runtime.deps.log,

@@ -11,6 +11,7 @@ import { IdParams, errorResponses, listEnvelope, objectEnvelope, plainPageQuery 
 import { createOrgProject, listOrgProjects, listOrgs, memberships } from '../services/orgs.js';
 import { userActor } from '../services/audit.js';
 import { findSession, listSessions, revokeSession, SESSION_COOKIE } from '../services/sessions.js';
+import { caFileForClients } from '../tls/ca-file.js';
 import { changePassword, setUp, setupRequired, signIn, signOut, updateAccount } from '../services/users.js';
 import { toUserObject } from '../shapes/people.js';
 import { PASSWORD_MAX, PASSWORD_MIN } from '../services/passwords.js';
@@ -73,6 +74,11 @@ const StatusSchema = Type.Object({
   signed_in: Type.Boolean(),
   /** Sign-in with an OpenID Connect provider, when set up: the button's name and where it goes. */
   oidc: Type.Optional(Type.Object({ name: Type.String(), start_url: Type.String() })),
+  /**
+   * The server's local certificate authority, when it uses one (not with MEDIAD_TLS_CERT): the file
+   * clients on its machine pass (`--cacert`, NODE_EXTRA_CA_CERTS) and where it can be downloaded.
+   */
+  local_ca: Type.Optional(Type.Object({ file: Type.String(), url: Type.String() })),
 });
 const SetupSchema = Type.Object({
   object: Type.Literal('setup'),
@@ -155,6 +161,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
   const limitSignIn = createSignInLimiter(deps);
   const meta = (req: FastifyRequest) => ({ userAgent: req.headers['user-agent'], ip: req.ip });
   const { setCookie, clearCookie, links, ok, signedInBody } = helpers(deps);
+  const caFile = caFileForClients(deps.config);
 
   app.get(
     '/auth/status',
@@ -172,6 +179,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
           ...(deps.config.oidc
             ? { oidc: { name: deps.config.oidc.name, start_url: `${deps.config.publicUrl}/auth/oidc/start` } }
             : {}),
+          ...(caFile ? { local_ca: { file: caFile, url: `${deps.config.publicUrl}/ca.crt` } } : {}),
         },
         links('/auth/status'),
       );

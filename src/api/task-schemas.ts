@@ -11,7 +11,7 @@ export const TaskSchema = Type.Object({
   output: Type.Union([FreeObject, Type.Null()]),
   status: Type.String(),
   progress: Type.Integer(),
-  /** A failed task: what went wrong, for people; error_code is the stable code (README, Tasks). */
+  /** A failed task: what went wrong, for people; error_code is the stable code (docs/tasks.md). */
   error: Type.Optional(Type.String()),
   error_code: Type.Optional(Type.String()),
   attempts: Type.Integer(),

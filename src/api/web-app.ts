@@ -137,6 +137,10 @@ export async function webAppRoutes(
     throw new AppError('not_found', `no route GET /; the API is described at ${deps.config.publicUrl}/openapi.json`);
   });
   app.get('/app', { config, schema }, async (_req, reply) => reply.redirect('/app/', 301));
+  // Browsers ask every origin for /favicon.ico (the /docs page too): the app's icon, as SVG.
+  app.get('/favicon.ico', { config, schema }, async (req, reply) =>
+    sendFile(req, reply, path.join(root, 'favicon.svg'), 'public, max-age=86400'),
+  );
 
   app.get<{ Params: { '*': string } }>('/app/*', { config, schema }, async (req, reply) => {
     const rest = req.params['*'];

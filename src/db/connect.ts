@@ -199,3 +199,9 @@ export async function migrate(db: Db, to?: string): Promise<string[]> {
     });
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
+
+/** Migrations not applied yet, by name (mediad doctor; nothing is applied). */
+export async function pendingMigrations(db: Db): Promise<string[]> {
+  const migrator = new Migrator({ db, provider: new CodeMigrationProvider() });
+  return (await migrator.getMigrations()).filter((m) => m.executedAt === undefined).map((m) => m.name);
+}

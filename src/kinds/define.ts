@@ -107,6 +107,8 @@ export interface KindContext<O> {
 export interface IngestedFile {
   path: string;
   media_id?: string;
+  /** The new media's title: the source's file name. */
+  title?: string;
   metadata?: Record<string, unknown>;
 }
 

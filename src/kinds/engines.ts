@@ -41,7 +41,7 @@ let found: Promise<LocalEngines> | null = null;
 
 /**
  * The local engines, looked for once per process (about 0.3 s: each binary started once):
- * installing one takes a restart, as its README line says.
+ * installing one takes a restart, as docs/tasks.md says.
  */
 export function localEngines(): Promise<LocalEngines> {
   found ??= (async () => {

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { AppError } from '../errors.js';
 import { Metadata } from '../schemas.js';
+import { sourceName } from '../net/index.js';
 import { defineKind } from './define.js';
 
 /** ingest: POST /files, asynchronously. The worker pool stores the file (and its media) and completes the task together. */
@@ -23,6 +24,7 @@ export const ingestKind = defineKind({
     const path = `${ctx.workDir}/ingest`;
     await ctx.outbound.download(ctx.task.input_url, path, { signal: ctx.signal });
     ctx.progress(90);
-    return { ingested: { path, ...ctx.options } };
+    const title = ctx.options.media_id ? undefined : sourceName(ctx.task.input_url);
+    return { ingested: { path, ...ctx.options, ...(title ? { title } : {}) } };
   },
 });

@@ -15,6 +15,7 @@ export {
   type CheckedAddress,
   type LookupFn,
 } from './url-check.js';
+export { sourceName } from './source-name.js';
 export {
   createGuardedClient,
   type DownloadOptions,

@@ -18,7 +18,11 @@ export type LookupFn = (
 
 export const systemLookup: LookupFn = (hostname, options) => dns.promises.lookup(hostname, options);
 
-const ALLOW_PRIVATE_HINT = 'set MEDIAD_ALLOW_PRIVATE_URLS=true to allow it';
+/** What to do about a refused address: the setting that trusts it (read at start) or an upload. */
+function allowHint(url: URL): string {
+  const origin = `${bareHost(url.hostname).includes(':') ? `[${bareHost(url.hostname)}]` : bareHost(url.hostname)}:${effectivePort(url)}`;
+  return `to trust it, add ${origin} to MEDIAD_ALLOWED_URL_HOSTS (or set MEDIAD_ALLOW_PRIVATE_URLS=true) and restart mediad; a file on your own machine can be uploaded instead (curl -T file to PUT /d/<project>/<folder>/<name>, or mediad upload)`;
+}
 
 /** Origin and path only: query strings often carry signed tokens that must not land in logs. */
 export function displayUrl(url: URL): string {
@@ -115,7 +119,7 @@ export async function resolveAndCheck(
       const what = address === host ? `${address} is` : `${host} resolves to ${address}, which is`;
       throw new AppError(
         'source_refused',
-        `refusing to fetch ${displayUrl(url)}: ${what} ${describeClass(cls)}; ${ALLOW_PRIVATE_HINT}`,
+        `refusing to fetch ${displayUrl(url)}: ${what} ${describeClass(cls)}; ${allowHint(url)}`,
       );
     }
     checked.push({ address, family: net.isIPv6(address) ? 6 : 4 });

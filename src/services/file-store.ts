@@ -29,6 +29,8 @@ export type Scope = { projectId: string; chain?: Chain };
 
 export interface NewFileInput {
   media_id?: string;
+  /** The title of the media made for the file (none with media_id): a fetched source's name. */
+  title?: string;
   folder?: string;
   filename?: string;
   ref?: string;
@@ -156,7 +158,7 @@ export async function stageLocalFile(
           .values({
             id: mediaId,
             project_id: scope.projectId,
-            title: null,
+            title: input.title ?? null,
             alt: null,
             metadata: '{}',
             created: now,

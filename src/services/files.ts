@@ -9,6 +9,7 @@ import { readCounter, readFile, readFilesPageJson } from '../db/hot-reads.js';
 import { transact } from '../db/transact.js';
 import { AppError } from '../errors.js';
 import { recordEvent } from '../events/record.js';
+import { sourceName } from '../net/index.js';
 import { JsonText, type RenderedPage } from '../db/renderers.js';
 import { FILE_COLUMNS, toFileObject, type FileObject } from '../shapes/files.js';
 import { completeDelete, intendDelete } from './blob-journal.js';
@@ -38,7 +39,9 @@ export async function createFileFromUrl(
   const tmp = scratchPath(deps, 'ingest');
   try {
     await deps.outbound.download(url, tmp, { signal });
-    return await storeLocalFile(deps, scope, tmp, input, target);
+    // The media is titled by the source's file name (the stored file's own name stays unique).
+    const title = input.media_id ? undefined : sourceName(url);
+    return await storeLocalFile(deps, scope, tmp, { ...input, ...(title ? { title } : {}) }, target);
   } finally {
     await fs.rm(tmp, { force: true });
   }

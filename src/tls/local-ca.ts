@@ -4,6 +4,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { createCa, issueServerCert, type PemPair } from './cert-builder.js';
 import { normalizeTlsHosts, type TlsHosts } from './hosts.js';
+import { trustSteps } from './trust-steps.js';
 
 export interface LocalTlsOptions {
   /** Directory holding ca.crt, ca.key, server.crt, server.key (created with mode 0700). */
@@ -57,18 +58,9 @@ export async function ensureLocalTls(opts: LocalTlsOptions): Promise<LocalTls> {
   return { cert: server.certPem, key: server.keyPem, caCertPath: file('ca.crt'), created };
 }
 
-/** How to make clients trust the local CA; printed when ensureLocalTls() reports created. */
+/** How to make clients trust the local CA, as text; printed when ensureLocalTls() reports created. */
 export function trustInstructions(caCertPath: string, baseUrl = 'https://localhost:8443'): string {
-  const p = shellQuote(caCertPath);
-  const health = `${baseUrl.replace(/\/+$/, '')}/health`;
-  return [
-    `mediad uses a local certificate authority: ${caCertPath}`,
-    'Trust it in one of these ways:',
-    `  Node.js clients:  NODE_EXTRA_CA_CERTS=${p}`,
-    `  curl:             curl --cacert ${p} ${health}`,
-    '  Debian/Ubuntu system store (as root):',
-    `    cp ${p} /usr/local/share/ca-certificates/mediad-local-ca.crt && update-ca-certificates`,
-  ].join('\n');
+  return trustSteps(caCertPath, baseUrl).join('\n');
 }
 
 function caUnusable(ca: PemPair, now: Date): string | null {
@@ -147,8 +139,4 @@ async function writeFileAtomic(path: string, data: string, mode: number): Promis
     await unlink(tmp).catch(() => {});
     throw err;
   }
-}
-
-function shellQuote(s: string): string {
-  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }

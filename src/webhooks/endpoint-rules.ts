@@ -38,14 +38,14 @@ export function checkEndpointUrl(
   if (host === 'localhost' || host.endsWith('.localhost'))
     throw invalid(
       field,
-      `points at ${host}, a loopback name; set MEDIAD_ALLOW_PRIVATE_URLS or MEDIAD_ALLOWED_URL_HOSTS to allow it`,
+      `points at ${host}, a loopback name; list its host:port in MEDIAD_ALLOWED_URL_HOSTS (or set MEDIAD_ALLOW_PRIVATE_URLS=true) and restart mediad to allow it`,
     );
   if (net.isIP(host) !== 0) {
     const cls = classifyAddress(host);
     if (cls !== 'public')
       throw invalid(
         field,
-        `points at ${host}, which is ${describeClass(cls)}; set MEDIAD_ALLOW_PRIVATE_URLS or MEDIAD_ALLOWED_URL_HOSTS to allow it`,
+        `points at ${host}, which is ${describeClass(cls)}; list its host:port in MEDIAD_ALLOWED_URL_HOSTS (or set MEDIAD_ALLOW_PRIVATE_URLS=true) and restart mediad to allow it`,
       );
   }
   return url.href;

@@ -4,6 +4,7 @@ import type { AiPorts, KindInput, ProviderModel } from '../kinds/define.js';
 import { enginesOf } from '../kinds/engines.js';
 import { createGuardedClient, type GuardedClient } from '../net/index.js';
 import { storedSpeechDocument } from '../services/intelligence.js';
+import { USER_AGENT } from '../package-info.js';
 
 /** Largest answer read from a provider (a long transcript in verbose_json is a few MB). */
 const PROVIDER_MAX_BYTES = 64 * 1024 * 1024;
@@ -32,7 +33,7 @@ export class AiEngines {
             idleTimeoutMs: ai.timeoutMs ?? DEFAULT_IDLE_MS,
             totalTimeoutMs: Math.max(deps.config.fetch.totalTimeoutMs, ai.timeoutMs ?? DEFAULT_IDLE_MS),
             maxBytes: PROVIDER_MAX_BYTES,
-            userAgent: 'mediad/0.1 (+https://github.com/mediad)',
+            userAgent: USER_AGENT,
           })
         : null;
     this.chat = this.model(ai.chat);

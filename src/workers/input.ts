@@ -12,6 +12,7 @@ import { attachInput } from '../queue/task-state.js';
 import { scratchPath, stageLocalFile } from '../services/file-store.js';
 import { findFileRow } from '../services/files.js';
 import { parseChain } from '../shapes/events.js';
+import { sourceName } from '../net/index.js';
 
 /**
  * The task's input as a local file. A `url` input is first stored as a file of a new
@@ -29,12 +30,9 @@ export async function resolveInput(
     if (!task.input_url) throw new Error(`task ${task.id} has neither an input file nor a url`);
     const download = scratchPath({ tmpDir: workDir }, 'source');
     await deps.outbound.download(task.input_url, download, { signal });
-    const staged = await stageLocalFile(
-      deps,
-      { projectId: task.project_id, chain: parseChain(task.chain) },
-      download,
-      {},
-    );
+    const staged = await stageLocalFile(deps, { projectId: task.project_id, chain: parseChain(task.chain) }, download, {
+      ...(sourceName(task.input_url) ? { title: sourceName(task.input_url)! } : {}),
+    });
     try {
       fileId = await transact(deps.db, async (trx) => {
         const file = await staged.insert(trx);

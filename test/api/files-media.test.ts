@@ -90,6 +90,7 @@ describe('POST /files', () => {
     assert.equal(res.json.links.parent, `${t.base}/files`);
 
     const media = (await t.call('GET', `/media/${f.media_id}`, { key })).json.data;
+    assert.equal(media.title, 'video-mp4', 'titled by the source’s file name, not by an id');
     assert.equal(media.kind, 'video');
     assert.equal(media.width, 320);
     assert.match(media.background, /^#[0-9a-f]{6}$/);
@@ -151,6 +152,7 @@ describe('POST /files', () => {
     assert.equal(res.status, 201, res.text);
     const after = (await t.call('GET', `/media/${media.id}`, { key })).json.data;
     assert.equal(after.kind, 'image', 'an empty media takes its facts from its first file');
+    assert.equal(after.title, 'Holiday', 'a file added to a media leaves its title');
     assert.equal(after.urls.poster, res.json.data.url);
     const foreign = await post('/files', { url: origin.url('/fixtures/image-jpeg'), media_id: media.id }, otherKey);
     assert.equal(foreign.status, 404);

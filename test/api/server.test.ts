@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
 import fs from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
@@ -18,6 +19,22 @@ function plainRequest(port: number, headers: Record<string, string> = {}): Promi
       let text = '';
       res.on('data', (c) => (text += c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+function plainGet(
+  port: number,
+  urlPath: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, path: urlPath, headers }, (res) => {
+      let text = '';
+      res.on('data', (c) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
     });
     req.on('error', reject);
     req.end();
@@ -48,6 +65,24 @@ describe('HTTPS only', () => {
     assert.equal(res.body.meta.type, 'list');
     const spoofed = await plainRequest(port, { 'x-forwarded-proto': 'http', authorization: `Bearer ${key}` });
     assert.equal(spoofed.status, 400);
+  });
+
+  it('offers the local CA on plain HTTP and HTTPS, and a browser a page that says where mediad is and how to trust it', async () => {
+    const pem = await fs.readFile(path.join(t.dataDir, 'tls', 'ca.crt'), 'utf8');
+    const plain = await plainGet(port, '/ca.crt');
+    assert.equal(plain.status, 200);
+    assert.equal(plain.headers['content-type'], 'application/x-pem-file');
+    assert.equal(plain.text, pem);
+    const secure = await t.call('GET', '/ca.crt');
+    assert.equal(secure.text, pem);
+    const page = await plainGet(port, '/app/setup', { accept: 'text/html,application/xhtml+xml' });
+    assert.equal(page.status, 400);
+    assert.match(page.headers['content-type']!, /^text\/html/);
+    assert.ok(page.text.includes(`href="https://localhost:${port}/app/setup"`), 'a link to the HTTPS address');
+    assert.ok(page.text.includes(new X509Certificate(pem).fingerprint256), 'the CA fingerprint to check');
+    assert.match(page.text, /certutil -d sql:\$HOME\/\.pki\/nssdb -A -t C,, -n mediad -i mediad-ca\.crt/);
+    // API clients keep the JSON answer.
+    assert.equal((await plainRequest(port)).body.error.code, 'https_required');
   });
 
   it('created a local CA and server certificate with private keys readable by the owner only', async () => {

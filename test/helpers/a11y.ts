@@ -38,7 +38,7 @@ export async function axeViolations(
 export const SCREENSHOTS = path.resolve(import.meta.dirname, '../../docs/screenshots');
 
 /**
- * Writes docs/screenshots/<name>.png (the README links some of them) when MEDIAD_SCREENSHOTS=1,
+ * Writes docs/screenshots/<name>.png (docs/web-app.md shows some of them) when MEDIAD_SCREENSHOTS=1,
  * so that an ordinary test run leaves the committed pictures alone.
  */
 export async function screenshot(page: Page, name: string, { fullPage = false } = {}): Promise<void> {

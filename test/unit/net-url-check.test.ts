@@ -71,7 +71,7 @@ describe('resolveAndCheck', () => {
       resolveAndCheck(new URL('http://evil.test/latest'), STRICT, fakeLookup()),
       expectCode(
         'source_refused',
-        /evil\.test resolves to 169\.254\.169\.254, which is a link-local address; set MEDIAD_ALLOW_PRIVATE_URLS=true/,
+        /evil\.test resolves to 169\.254\.169\.254, which is a link-local address; to trust it, add evil\.test:\d+ to MEDIAD_ALLOWED_URL_HOSTS \(or set MEDIAD_ALLOW_PRIVATE_URLS=true\) and restart mediad/,
       ),
     );
   });

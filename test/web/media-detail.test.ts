@@ -68,6 +68,23 @@ describe('the media detail page', { skip: !chromiumAvailable() && 'no chromium' 
     assert.equal(await compare.getAttribute('data-compare'), tasks[0].output.id);
     await page.getByLabel('Compare position').fill('20');
     assert.match((await page.locator('.compare-top').getAttribute('style')) ?? '', /inset\(0px 0px 0px 20%\)/);
+    // The derived file, which has no ref, says what made it and links to that task.
+    const madeBy = page.getByRole('link', { name: 'image · width 120, format png' });
+    await madeBy.waitFor();
+    assert.equal(await madeBy.getAttribute('href'), `/app/p/${w.owner.projectId}/tasks?task=${tasks[0].id}`);
+    // The files table fits its column at 1280 and 1600 px: its actions are in view, not scrolled away.
+    for (const width of [1280, 1600]) {
+      await page.setViewportSize({ width, height: 900 });
+      const wrap = page.locator('section[aria-labelledby="files-h"] .table-wrap');
+      const [scroll, client] = await wrap.evaluate((e) => [e.scrollWidth, e.clientWidth]);
+      assert.ok(scroll <= client, `${width} px: the table is ${scroll} px wide in ${client} px`);
+      for (const name of ['Copy URL', 'Download', 'Signed URL']) {
+        const box = await wrap.getByText(name, { exact: true }).first().boundingBox();
+        const frame = await wrap.boundingBox();
+        assert.ok(box && frame && box.x + box.width <= frame.x + frame.width, `${width} px: ${name} is in view`);
+      }
+    }
+    await page.setViewportSize({ width: 1280, height: 720 });
     assert.deepEqual(await axeViolations(page), []);
     assert.deepEqual(outside, []);
     // The one refused request is the deliberate one (the browser logs every 4xx answer).

@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { request } from 'undici';
@@ -8,6 +11,8 @@ import { chromiumAvailable, guardedPage } from '../helpers/browser.js';
 import { startOrigin, type Origin } from '../helpers/origin.js';
 import { waitForTask } from '../helpers/tasks.js';
 import { PASSWORD, startWebTest, useSessionCookie, type WebTest } from '../helpers/web.js';
+
+const runFile = promisify(execFile);
 
 // The operations pages in Chromium: the request log (the test's own API calls with a key, their
 // statuses, the status filter in the URL, one request, "copy as curl" with no secret anywhere),
@@ -114,15 +119,20 @@ describe('the operations pages in Chromium', { skip: !chromiumAvailable() && 'no
     const curl = await page.evaluate<string, undefined>('navigator.clipboard.readText()', undefined);
     assert.equal(
       curl,
-      `curl -H "Authorization: Bearer $MEDIAD_API_KEY" '${w.t.base}/media/med_doesnotexist0000000000'`,
+      `curl --cacert ${path.join(w.t.dataDir, 'tls', 'ca.crt')} -H "Authorization: Bearer $MEDIAD_API_KEY" '${w.t.base}/media/med_doesnotexist0000000000'`,
     );
     assertNoSecrets('the copied curl', curl);
-    const rerun = await w.t.call('GET', curl.split("'")[1]!, { key: w.owner.key });
-    assert.equal(rerun.status, 404, 'the command names the same resource');
+    // Run as copied, with the key in MEDIAD_API_KEY: the same 404.
+    // Asynchronously: the server answers from this process.
+    const rerun = await runFile('bash', ['-c', curl], { env: { ...process.env, MEDIAD_API_KEY: w.owner.key } });
+    assert.equal(JSON.parse(rerun.stdout).error.status, 404, 'the command names the same resource');
     // The POST's command says its method and takes the body from a file (bodies are not logged).
     await page.goto(pageUrl(`requests?request=${ids[0]}`));
     const post = page.getByRole('region', { name: `Request ${ids[0]}` });
-    assert.match(await post.locator('[data-curl]').innerText(), /^curl -X POST .* -d @request\.json '.+\/media'$/);
+    assert.match(
+      await post.locator('[data-curl]').innerText(),
+      /^curl --cacert \S+ -X POST .* -d @request\.json '.+\/media'$/,
+    );
     // The URL with the secret query value: redacted in the command too.
     await page.goto(pageUrl(`requests?request=${ids[2]}`));
     const third = await page

@@ -88,6 +88,20 @@ describe('serving /app/', () => {
     assert.equal((await get('/app')).headers.location, '/app/');
   });
 
+  it('answers /favicon.ico with the app’s icon', async () => {
+    const icon = await get('/favicon.ico');
+    assert.equal(icon.status, 200);
+    assert.match(icon.headers['content-type']!, /^image\/svg\+xml/);
+    assert.match(icon.body.toString(), /^<svg /);
+  });
+
+  it('loads the theme script and the icon from where Vite put them (named from public/, base added at build)', async () => {
+    const html = (await get('/app/')).body.toString();
+    assert.match(html, /<script src="\/app\/theme\.js"><\/script>/);
+    assert.match(html, /<link rel="icon" href="\/app\/favicon\.svg"/);
+    assert.equal((await get('/app/theme.js')).status, 200);
+  });
+
   it('keeps the app out of /openapi.json', async () => {
     const doc = (await w.t.call('GET', '/openapi.json')).json;
     assert.ok(!Object.keys(doc.paths).some((p) => p === '/' || p.startsWith('/app')));

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
-import type { ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
+import { promisify } from 'node:util';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { createUserInOrg } from '../../src/services/users.js';
@@ -9,6 +11,8 @@ import { startOrigin, type Origin } from '../helpers/origin.js';
 import { waitForTask } from '../helpers/tasks.js';
 import { PASSWORD, startWebTest, useSessionCookie, type WebTest } from '../helpers/web.js';
 import { spawnWorker, stopWorker } from '../helpers/workers.js';
+
+const runFile = promisify(execFile);
 
 // The tasks page in Chromium against a real server. The server runs no worker of its own
 // (MEDIAD_SERVE_WORKERS=false), so tasks stay pending until the test starts a real `mediad worker`
@@ -202,9 +206,14 @@ describe('the tasks page', { skip: !chromiumAvailable() && 'no chromium' }, () =
     await drawer.getByRole('button', { name: 'Copy as curl' }).click();
     await drawer.getByText('Copied').waitFor();
     const curl = await page.evaluate<string, undefined>('navigator.clipboard.readText()', undefined);
-    assert.equal(curl, `curl -H "Authorization: Bearer $MEDIAD_API_KEY" ${w.t.base}/tasks/${ids.retry}`);
-    const byCurl = await w.t.call('GET', curl.split(' ').at(-1)!, { key: w.owner.key });
-    assert.equal(byCurl.json.data.id, ids.retry, 'the command reads that task');
+    assert.equal(
+      curl,
+      `curl --cacert ${path.join(w.t.dataDir, 'tls', 'ca.crt')} -H "Authorization: Bearer $MEDIAD_API_KEY" ${w.t.base}/tasks/${ids.retry}`,
+    );
+    // Run as copied, with the key in MEDIAD_API_KEY.
+    // Asynchronously: the server answers from this process.
+    const byCurl = await runFile('bash', ['-c', curl], { env: { ...process.env, MEDIAD_API_KEY: w.owner.key } });
+    assert.equal(JSON.parse(byCurl.stdout).data.id, ids.retry, 'the command reads that task');
 
     assert.deepEqual(await axeViolations(page), [], 'axe: the drawer');
     await page.keyboard.press('Escape');

@@ -2,6 +2,7 @@ import { createContext, useCallback, useContext, useEffect, useMemo, useState, t
 import { api, ok, setCsrfToken } from './api/client';
 import type { Membership, Role, SessionInfo, Theme } from './api/types';
 import { applyTheme } from './theme';
+import { rememberLocalCa } from './local-ca';
 
 // Who is signed in (GET /auth/session), whether mediad still needs its first-run setup
 // (GET /auth/status), and what the person's role lets them do in a project.
@@ -25,6 +26,7 @@ const SessionContext = createContext<SessionContextValue | null>(null);
 
 async function load(): Promise<SessionState> {
   const status = ok(await api.GET('/auth/status'));
+  rememberLocalCa(status.data.local_ca);
   if (status.data.setup_required) return { status: 'setup' };
   if (!status.data.signed_in) return { status: 'signed-out' };
   try {

@@ -1,5 +1,6 @@
 import { API_VERSIONS, DEFAULT_VERSION, LATEST_VERSION } from '../../versions.js';
 import { errorTable } from './errors.js';
+import { firstStepsNode, firstStepsShell } from './first-steps.js';
 
 // The guide of the API reference: the Markdown sections that open /docs (as the OpenAPI
 // document's description) and that /llms.txt links to one by one (/docs/<slug>.md).
@@ -10,54 +11,39 @@ export interface GuideSection {
   markdown: string;
 }
 
-export function guide(base: string): GuideSection[] {
-  const curl = `curl --cacert data/tls/ca.crt -H "Authorization: Bearer $MEDIAD_KEY"`;
+export function guide(base: string, caFile: string | null): GuideSection[] {
+  const ctx = { base, caFile };
+  const trust = caFile
+    ? `This server's certificate comes from its own certificate authority, \`${caFile}\` (created at first start): curl takes it with \`--cacert ${caFile}\`, Node.js with \`NODE_EXTRA_CA_CERTS=${caFile}\`, and it can be downloaded from \`${base}/ca.crt\`. Browsers need it installed once: \`mediad tls trust\` does that on the server's machine, and the README lists the steps per browser.`
+    : '';
   return [
     {
       slug: 'getting-started',
       title: 'Getting started',
-      markdown: `mediad stores media files and derives new ones from them: transcoded video, resized images, extracted audio, storyboards, and the intelligence kinds. Everything is this one HTTPS JSON API at \`${base}\`.
+      markdown: `mediad stores media files and derives new ones from them: transcoded video, resized images, extracted audio, storyboards, and the intelligence kinds. Everything is this one HTTPS JSON API at \`${base}\`. ${trust}
 
-**1. Create an API key.** On the server: \`mediad keys create --org acme --project dev\` (in a checkout: \`npm run mediad -- keys create …\`). The key (\`mdk_…\`) is shown once; mediad keeps only its hash. Send it as \`Authorization: Bearer <key>\` on every request.
+**1. An API key.** Make one in the web application (its setup, or API keys), or on the server with \`mediad keys create --org acme --project dev\` (in a checkout: \`npm run mediad -- keys create …\`). The key (\`mdk_…\`) is shown once; mediad keeps only its hash. Send it as \`Authorization: Bearer <key>\`. The snippets here read it from \`MEDIAD_API_KEY\` and the project's id (\`prj_…\`, which \`keys create\` and the web application's overview show) from \`MEDIAD_PROJECT\`; \`mediad keys create\` prints the \`export\` line that sets both.
 
-**2. Add a file** from a URL. mediad fetches it, probes it and stores it in a new media:
-
-\`\`\`sh
-${curl} -H 'Content-Type: application/json' \\
-  -d '{"url": "https://example.com/clip.mp4", "folder": "uploads"}' ${base}/files
-\`\`\`
-
-\`\`\`js
-const api = (path, init = {}) => fetch(\`${base}\${path}\`, {
-  ...init, headers: { authorization: \`Bearer \${process.env.MEDIAD_KEY}\`, 'content-type': 'application/json', ...init.headers },
-}).then((r) => r.json());
-const { data: file } = await api('/files', { method: 'POST', body: JSON.stringify({ url: 'https://example.com/clip.mp4' }) });
-console.log(file.id, file.url); // the file's delivery address
-\`\`\`
-
-**3. Run a task** on it: a 720p WebM, say. The task answers \`pending\`; follow it with \`GET /tasks/{id}\` (its \`progress\` moves) or give a \`webhook_url\`:
+**2. Your first processed file**: upload a video from your machine, make a poster from it, wait for the task to end. Run it where \`clip.mp4\` is (the first line makes a test clip when there is none):
 
 \`\`\`sh
-${curl} -H 'Content-Type: application/json' \\
-  -d '{"kind": "video", "file_id": "file_…", "format": "webm", "height": 720, "webhook_url": "https://you.example/hooks/mediad"}' ${base}/tasks
+${firstStepsShell(ctx)}
 \`\`\`
+
+The same in Node.js (18 or newer):
 
 \`\`\`js
-const { data: task } = await api('/tasks', { method: 'POST', body: JSON.stringify({ kind: 'video', file_id: file.id, format: 'webm', height: 720 }) });
-let done = task;
-while (!['completed', 'failed', 'cancelled'].includes(done.status)) {
-  await new Promise((r) => setTimeout(r, 1000));
-  ({ data: done } = await api(\`/tasks/\${task.id}\`));
-}
-console.log(done.status, done.output?.url ?? done.error);
+${firstStepsNode(ctx)}
 \`\`\`
 
-What each kind accepts (options, formats, codecs) is \`GET /tasks-config\`. Outputs join the input's media under the task's \`ref\`, so \`GET /media/{id}\` shows them in \`urls\`.`,
+A file on the web instead: \`POST /files {"url": "https://…/clip.mp4"}\` fetches it (any public \`http(s)\` address of a video, image or audio file: yours, or openly licensed samples such as the Blender Foundation's open movies at download.blender.org or media files on Wikimedia Commons). mediad refuses addresses on private networks and this machine (\`source_refused\`) unless their \`host:port\` is listed in \`MEDIAD_ALLOWED_URL_HOSTS\` when mediad starts; to add a file from this machine, upload it as above.
+
+**3. Be told when it ends** instead of polling: give the task a \`webhook_url\` (see *Receive a webhook*). What each kind accepts (options, formats, codecs) is \`GET /tasks-config\` and the \`POST /tasks\` reference below, with an example per kind. Outputs join the input's media under the task's \`ref\`, so \`GET /media/{id}\` shows them in \`urls\`.`,
     },
     {
       slug: 'webhooks',
       title: 'Receive a webhook',
-      markdown: `When a task with a \`webhook_url\` ends, mediad POSTs the task to it; a webhook endpoint (\`POST /webhooks {url, events}\`) receives the project's events. Both are signed per [Standard Webhooks](https://www.standardwebhooks.com): headers \`webhook-id\`, \`webhook-timestamp\` and \`webhook-signature: v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">\`, keyed with the secret's bytes (base64 after \`whsec_\`). Task webhooks use the project's secret (\`GET /project/webhook-secret\`), endpoints their own (shown when created). During a rotation both secrets sign, space-separated.
+      markdown: `When a task with a \`webhook_url\` ends, mediad POSTs the task to it; a webhook endpoint (\`POST /webhooks {url, events}\`) receives the project's events. Both are signed per Standard Webhooks (standardwebhooks.com): headers \`webhook-id\`, \`webhook-timestamp\` and \`webhook-signature: v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">\`, keyed with the secret's bytes (base64 after \`whsec_\`). Task webhooks use the project's secret (\`GET /project/webhook-secret\`), endpoints their own (shown when created). During a rotation both secrets sign, space-separated.
 
 Verify it before you trust it, on the raw body:
 
@@ -107,8 +93,8 @@ ${errorTable()}`,
 }
 
 /** The whole guide as one Markdown text (the OpenAPI document's description). */
-export function guideMarkdown(base: string): string {
-  return guide(base)
+export function guideMarkdown(base: string, caFile: string | null): string {
+  return guide(base, caFile)
     .map((s) => `## ${s.title}\n\n${s.markdown}`)
     .join('\n\n');
 }

@@ -3,6 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { API_VERSIONS, LATEST_VERSION } from '../../versions.js';
 import { guideMarkdown } from './guide.js';
+import { finishDocument } from './document-extras.js';
+import { caFileForClients } from '../../tls/ca-file.js';
 import { OPERATIONS, TAGS } from './operations.js';
 import { SESSION_COOKIE } from '../../services/sessions.js';
 
@@ -10,7 +12,9 @@ import { SESSION_COOKIE } from '../../services/sessions.js';
 // (request and response), named and described by the catalogue of operations.ts. It documents
 // the envelope generation; bareDocument() turns it into the bare generation's (http/version.ts).
 
-export const MEDIAD_VERSION = '0.2.0';
+// One version everywhere: package.json's (package-info.ts).
+import { MEDIAD_VERSION } from '../../package-info.js';
+export { MEDIAD_VERSION };
 
 type Json = Record<string, unknown>;
 
@@ -56,7 +60,7 @@ export async function registerOpenApi(app: FastifyInstance, deps: Deps): Promise
         title: 'mediad API',
         version: MEDIAD_VERSION,
         summary: 'Store media and derive files from it: transcodes, images, audio, storyboards, intelligence.',
-        description: guideMarkdown(deps.config.publicUrl),
+        description: guideMarkdown(deps.config.publicUrl, caFileForClients(deps.config)),
         license: { name: 'MIT', identifier: 'MIT' },
       },
       servers: [{ url: deps.config.publicUrl }],
@@ -104,7 +108,13 @@ export async function registerOpenApi(app: FastifyInstance, deps: Deps): Promise
       };
     },
     // Headers every operation shares, added once here rather than to each route's schema.
-    transformObject: (doc) => ('openapiObject' in doc ? addSharedHeaders(doc.openapiObject) : doc.swaggerObject),
+    transformObject: (doc) =>
+      'openapiObject' in doc
+        ? finishDocument(addSharedHeaders(doc.openapiObject), {
+            base: deps.config.publicUrl,
+            caFile: caFileForClients(deps.config),
+          })
+        : doc.swaggerObject,
   });
 }
 

@@ -51,7 +51,13 @@ export const OPERATIONS: Record<string, Operation> = {
       'Fetches the URL through the SSRF-guarded client, probes the bytes (kind, type, size, duration), stores them and answers the file. Without `media_id` a new media is created with this file as its `original`.',
   },
   'GET /files': { id: 'listFiles', tag: 'Files', summary: 'List files', description: 'Newest first.' },
-  'GET /files/:id': { id: 'getFile', tag: 'Files', summary: 'Get a file' },
+  'GET /files/:id': {
+    id: 'getFile',
+    tag: 'Files',
+    summary: 'Get a file',
+    description:
+      'One file of this project by its id (`file_…`): its kind, type, size, dimensions, duration, `url` and metadata. Another project’s id is a 404.',
+  },
   'PATCH /files/:id': {
     id: 'updateFile',
     tag: 'Files',
@@ -77,14 +83,26 @@ export const OPERATIONS: Record<string, Operation> = {
     description:
       'Newest first, each with its files; filter by `kind`, `folder` (or below), `ref` (a file of that ref), `status` (`processing`: a task on it runs; `failed`: one failed; `ready`: neither), `created_after`, `created_before` and `q` (words of the title or a file name, or an id).',
   },
-  'GET /media/:id': { id: 'getMedia', tag: 'Media', summary: 'Get a media' },
+  'GET /media/:id': {
+    id: 'getMedia',
+    tag: 'Media',
+    summary: 'Get a media',
+    description:
+      'One media with its files (`files[]`, each with its `status`) and `urls`: the original and every output, by `ref`.',
+  },
   'PATCH /media/:id': {
     id: 'updateMedia',
     tag: 'Media',
     summary: 'Update a media',
     description: 'Only the properties sent change: title, alt, metadata.',
   },
-  'DELETE /media/:id': { id: 'deleteMedia', tag: 'Media', summary: 'Delete a media and its files' },
+  'DELETE /media/:id': {
+    id: 'deleteMedia',
+    tag: 'Media',
+    summary: 'Delete a media and its files',
+    description:
+      'Deletes the media and every file in it (rows first, then the bytes); `media.deleted` and `file.deleted` are recorded.',
+  },
   'POST /tasks': {
     id: 'createTask',
     tag: 'Tasks',
@@ -132,14 +150,25 @@ export const OPERATIONS: Record<string, Operation> = {
     summary: 'Cancel a task',
     description: 'A pending, processing or waiting task (and its steps) becomes cancelled; a finished one answers 409.',
   },
-  'GET /automations': { id: 'listAutomations', tag: 'Automations', summary: 'List automations' },
+  'GET /automations': {
+    id: 'listAutomations',
+    tag: 'Automations',
+    summary: 'List automations',
+    description:
+      'Newest first (10 a page by default), each with its trigger, workflow and status (`active` or `paused`).',
+  },
   'POST /automations': {
     id: 'createAutomation',
     tag: 'Automations',
     summary: 'Create an automation',
     description: 'The whole workflow is checked now; every problem is named by its path (`workflow[1].next[0].width`).',
   },
-  'GET /automations/:id': { id: 'getAutomation', tag: 'Automations', summary: 'Get an automation' },
+  'GET /automations/:id': {
+    id: 'getAutomation',
+    tag: 'Automations',
+    summary: 'Get an automation',
+    description: 'One automation: its trigger, its whole workflow and whether it is active.',
+  },
   'PATCH /automations/:id': {
     id: 'updateAutomation',
     tag: 'Automations',
@@ -152,7 +181,13 @@ export const OPERATIONS: Record<string, Operation> = {
     summary: 'Replace an automation',
     description: 'Properties not sent are cleared.',
   },
-  'DELETE /automations/:id': { id: 'deleteAutomation', tag: 'Automations', summary: 'Delete an automation' },
+  'DELETE /automations/:id': {
+    id: 'deleteAutomation',
+    tag: 'Automations',
+    summary: 'Delete an automation',
+    description:
+      'It no longer fires (`automation.deleted` is recorded); the tasks it started and their outputs are kept.',
+  },
   'POST /automations/:id/dry-run': {
     id: 'dryRunAutomation',
     tag: 'Automations',
@@ -173,15 +208,32 @@ export const OPERATIONS: Record<string, Operation> = {
     summary: 'List events',
     description: 'Newest first; filter by `type`: one type (`task.failed`) or every type of a resource (`task.*`).',
   },
-  'GET /events/:id': { id: 'getEvent', tag: 'Events', summary: 'Get an event' },
+  'GET /events/:id': {
+    id: 'getEvent',
+    tag: 'Events',
+    summary: 'Get an event',
+    description:
+      'One event of the log (`evt_…`): its type, the resource as it was (`data`), and `cause` when an automation’s work caused it.',
+  },
   'POST /webhooks': {
     id: 'createWebhook',
     tag: 'Webhooks',
     summary: 'Create a webhook endpoint',
     description: 'Its `whsec_…` secret is shown in this answer only.',
   },
-  'GET /webhooks': { id: 'listWebhooks', tag: 'Webhooks', summary: 'List webhook endpoints' },
-  'GET /webhooks/:id': { id: 'getWebhook', tag: 'Webhooks', summary: 'Get a webhook endpoint' },
+  'GET /webhooks': {
+    id: 'listWebhooks',
+    tag: 'Webhooks',
+    summary: 'List webhook endpoints',
+    description:
+      'Every endpoint of the project with its events, whether it is enabled, and why it was disabled. Never the secrets.',
+  },
+  'GET /webhooks/:id': {
+    id: 'getWebhook',
+    tag: 'Webhooks',
+    summary: 'Get a webhook endpoint',
+    description: 'One endpoint: its URL, events, `enabled`, `disabled_reason` and the failures in a row.',
+  },
   'PATCH /webhooks/:id': {
     id: 'updateWebhook',
     tag: 'Webhooks',
@@ -196,7 +248,12 @@ export const OPERATIONS: Record<string, Operation> = {
     description:
       'Queues a `webhook.test` event (`data: {endpoint_id, message}`) for this endpoint only, sent and signed like every delivery; it appears in the delivery log (202 with the delivery) but not in the event log. A disabled endpoint answers 409.',
   },
-  'DELETE /webhooks/:id': { id: 'deleteWebhook', tag: 'Webhooks', summary: 'Delete a webhook endpoint' },
+  'DELETE /webhooks/:id': {
+    id: 'deleteWebhook',
+    tag: 'Webhooks',
+    summary: 'Delete a webhook endpoint',
+    description: 'The endpoint stops receiving events; its pending deliveries are marked failed.',
+  },
   'POST /webhooks/:id/rotate-secret': {
     id: 'rotateWebhookSecret',
     tag: 'Webhooks',
@@ -220,8 +277,16 @@ export const OPERATIONS: Record<string, Operation> = {
     id: 'retryWebhookDelivery',
     tag: 'Webhooks',
     summary: 'Send a delivery again now',
+    description:
+      'A failed delivery is sent again now with the same `webhook-id`; a pending one has its next attempt brought forward. Answers 202: the attempt runs in the background.',
   },
-  'GET /project': { id: 'getProject', tag: 'Project', summary: 'Get the project' },
+  'GET /project': {
+    id: 'getProject',
+    tag: 'Project',
+    summary: 'Get the project',
+    description:
+      'The project of the key (or of `X-Mediad-Project`): its name, organisation, `require_signed_delivery` and default `api_version`.',
+  },
   'PATCH /project': {
     id: 'updateProject',
     tag: 'Project',
@@ -240,7 +305,7 @@ export const OPERATIONS: Record<string, Operation> = {
     tag: 'Project',
     summary: 'Get the task webhook secret',
     description:
-      'The `whsec_…` secret that signs task webhooks (`webhook_url`). Signing secrets are for owners and admins, full-access keys and keys scoped `secrets:read` (to read) or `secrets:write` (to rotate): whoever holds one can sign deliveries that receivers accept as genuine. Members, viewers and other scopes get 403.',
+      'The `whsec_…` secret that signs the project’s task webhooks (`webhook_url`), and during a rotation when the old one stops signing (`previous_secret_expires`). Signing secrets are for owners and admins, full-access keys and keys scoped `secrets:read` (to read) or `secrets:write` (to rotate): whoever holds one can sign deliveries that receivers accept as genuine. Members, viewers and other scopes get 403.',
   },
   'POST /project/webhook-secret/rotate': {
     id: 'rotateProjectWebhookSecret',
@@ -284,7 +349,14 @@ export const OPERATIONS: Record<string, Operation> = {
       'The file’s bytes at its `url` (`/d/<project>/<folder>/<filename>`): `Range`, `If-None-Match`, and `?expiry&method=get&signature` when the project requires signed delivery.',
     public: true,
   },
-  'HEAD /d/*': { id: 'headFileBytes', tag: 'Delivery', summary: 'A file’s headers', public: true },
+  'HEAD /d/*': {
+    id: 'headFileBytes',
+    tag: 'Delivery',
+    summary: 'A file’s headers',
+    description:
+      'What `GET` would answer, without the bytes: `Content-Type`, `Content-Length`, `ETag`, `Last-Modified`, `Accept-Ranges`.',
+    public: true,
+  },
   'PUT /d/*': {
     id: 'uploadFile',
     tag: 'Delivery',
@@ -377,7 +449,14 @@ export const OPERATIONS: Record<string, Operation> = {
     description: 'The user, the CSRF token for unsafe requests, and their organisations with role and projects.',
     session: true,
   },
-  'PATCH /account': { id: 'updateAccount', tag: 'Accounts', summary: 'Update one’s name or theme', session: true },
+  'PATCH /account': {
+    id: 'updateAccount',
+    tag: 'Accounts',
+    summary: 'Update one’s name or theme',
+    description:
+      'Only the properties sent change: `name`, and `theme` (`light`, `dark` or `system`) that the web application applies.',
+    session: true,
+  },
   'POST /account/password': {
     id: 'changePassword',
     tag: 'Accounts',
@@ -385,18 +464,33 @@ export const OPERATIONS: Record<string, Operation> = {
     description: 'After the current one; the user’s other sessions end.',
     session: true,
   },
-  'GET /account/sessions': { id: 'listSessions', tag: 'Accounts', summary: 'List one’s sessions', session: true },
+  'GET /account/sessions': {
+    id: 'listSessions',
+    tag: 'Accounts',
+    summary: 'List one’s sessions',
+    description:
+      'The signed-in person’s sessions: created, last seen, address and browser; `current` marks the one making this request.',
+    session: true,
+  },
   'DELETE /account/sessions/:id': {
     id: 'revokeSession',
     tag: 'Accounts',
     summary: 'End one of one’s sessions',
+    description: 'Ends that session at once (a browser holding it is signed out at its next request).',
     session: true,
   },
-  'GET /orgs': { id: 'listOrgs', tag: 'Organisations', summary: 'List one’s organisations', session: true },
+  'GET /orgs': {
+    id: 'listOrgs',
+    tag: 'Organisations',
+    summary: 'List one’s organisations',
+    description: 'The organisations the signed-in person belongs to, with their role in each.',
+    session: true,
+  },
   'GET /orgs/:id/projects': {
     id: 'listOrgProjects',
     tag: 'Organisations',
     summary: 'List an organisation’s projects',
+    description: 'The organisation’s projects; another organisation’s id is a 404.',
     session: true,
   },
   'POST /orgs/:id/projects': {
@@ -481,6 +575,7 @@ export const OPERATIONS: Record<string, Operation> = {
     id: 'listMembers',
     tag: 'Administration',
     summary: 'List an organisation’s members',
+    description: 'Every member with their role; any member may list them.',
     session: true,
   },
   'PATCH /orgs/:id/members/:user_id': {
@@ -511,12 +606,14 @@ export const OPERATIONS: Record<string, Operation> = {
     id: 'listInvitations',
     tag: 'Administration',
     summary: 'List invitations',
+    description: 'Owners and admins: every invitation with its email, role, status and expiry (never the link).',
     session: true,
   },
   'DELETE /orgs/:id/invitations/:invitation_id': {
     id: 'revokeInvitation',
     tag: 'Administration',
     summary: 'Revoke an invitation',
+    description: 'Owners and admins: the link stops working (410 `invitation_revoked`).',
     session: true,
   },
   'POST /auth/accept-invitation': {

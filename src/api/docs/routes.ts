@@ -6,6 +6,8 @@ import type { Deps } from '../../deps.js';
 import { AppError } from '../../errors.js';
 import { guide } from './guide.js';
 import { bareDocument } from './openapi.js';
+import { readFile } from 'node:fs/promises';
+import { caFileForClients, localCaPath } from '../../tls/ca-file.js';
 
 /**
  * The API's own documentation, served by mediad with no key: the OpenAPI document (either
@@ -16,7 +18,7 @@ export async function docsRoutes(fastify: FastifyInstance, { deps }: { deps: Dep
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const base = deps.config.publicUrl;
   const config = { unversioned: true };
-  const sections = guide(base);
+  const sections = guide(base, caFileForClients(deps.config));
   let bare: Record<string, unknown> | undefined;
 
   app.get(
@@ -42,16 +44,41 @@ export async function docsRoutes(fastify: FastifyInstance, { deps }: { deps: Dep
   await app.register(scalar, {
     routePrefix: '/docs',
     // The page loads the document from /openapi.json; its script is bundled in the package.
+    // Everything that would reach a cloud is off: fonts, telemetry, the developer toolbar
+    // ("Share", "Deploy", "Configure"), the agent ("Ask AI"), the client app button. Scalar
+    // shows several of these on localhost unless told not to. test/api/docs-offline.test.ts
+    // clicks every control with requests to other hosts refused.
     configuration: {
       url: '/openapi.json',
       title: 'mediad API reference',
       withDefaultFonts: false,
       hideClientButton: true,
       telemetry: false,
-      defaultHttpClient: { targetKey: 'shell', clientKey: 'curl' },
+      showDeveloperTools: 'never',
+      agent: { disabled: true },
+      // Its generated clients know nothing of the local CA; each operation's x-codeSamples
+      // (code-samples.ts: curl and Node.js with --cacert / NODE_EXTRA_CA_CERTS) run as copied.
+      hiddenClients: true,
+      // The one link that leaves the server ("Powered by Scalar").
+      customCss: 'a[href^="https://www.scalar.com"] { display: none !important; }',
     },
     openApiDocumentEndpoints: { json: '/openapi-scalar.json', yaml: '/openapi-scalar.yaml' },
     logLevel: 'warn',
+  });
+
+  // The local certificate authority, for clients to trust (also on plain HTTP: tls/first-contact.ts).
+  app.get('/ca.crt', { config, schema: { hide: true } }, async (_req, reply) => {
+    if (deps.config.tls)
+      throw new AppError(
+        'not_found',
+        'this server uses its own certificate (MEDIAD_TLS_CERT), which clients already trust: no local CA to download',
+      );
+    const pem = await readFile(localCaPath(deps.config.dataDir), 'utf8');
+    return reply
+      .type('application/x-pem-file')
+      .header('content-disposition', 'attachment; filename="mediad-ca.crt"')
+      .header('cache-control', 'no-cache')
+      .send(pem);
   });
 
   app.get('/llms.txt', { config, schema: { hide: true } }, async (_req, reply) => {

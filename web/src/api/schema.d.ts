@@ -174,7 +174,10 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Update one’s name or theme */
+        /**
+         * Update one’s name or theme
+         * @description Only the properties sent change: `name`, and `theme` (`light`, `dark` or `system`) that the web application applies.
+         */
         patch: operations["updateAccount"];
         trace?: never;
     };
@@ -205,7 +208,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List one’s sessions */
+        /**
+         * List one’s sessions
+         * @description The signed-in person’s sessions: created, last seen, address and browser; `current` marks the one making this request.
+         */
         get: operations["listSessions"];
         put?: never;
         post?: never;
@@ -225,7 +231,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** End one of one’s sessions */
+        /**
+         * End one of one’s sessions
+         * @description Ends that session at once (a browser holding it is signed out at its next request).
+         */
         delete: operations["revokeSession"];
         options?: never;
         head?: never;
@@ -239,7 +248,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List one’s organisations */
+        /**
+         * List one’s organisations
+         * @description The organisations the signed-in person belongs to, with their role in each.
+         */
         get: operations["listOrgs"];
         put?: never;
         /**
@@ -260,7 +272,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List an organisation’s projects */
+        /**
+         * List an organisation’s projects
+         * @description The organisation’s projects; another organisation’s id is a 404.
+         */
         get: operations["listOrgProjects"];
         put?: never;
         /**
@@ -389,7 +404,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List an organisation’s members */
+        /**
+         * List an organisation’s members
+         * @description Every member with their role; any member may list them.
+         */
         get: operations["listMembers"];
         put?: never;
         post?: never;
@@ -430,7 +448,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List invitations */
+        /**
+         * List invitations
+         * @description Owners and admins: every invitation with its email, role, status and expiry (never the link).
+         */
         get: operations["listInvitations"];
         put?: never;
         /**
@@ -454,7 +475,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke an invitation */
+        /**
+         * Revoke an invitation
+         * @description Owners and admins: the link stops working (410 `invitation_revoked`).
+         */
         delete: operations["revokeInvitation"];
         options?: never;
         head?: never;
@@ -532,7 +556,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a file */
+        /**
+         * Get a file
+         * @description One file of this project by its id (`file_…`): its kind, type, size, dimensions, duration, `url` and metadata. Another project’s id is a 404.
+         */
         get: operations["getFile"];
         put?: never;
         post?: never;
@@ -581,11 +608,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a media */
+        /**
+         * Get a media
+         * @description One media with its files (`files[]`, each with its `status`) and `urls`: the original and every output, by `ref`.
+         */
         get: operations["getMedia"];
         put?: never;
         post?: never;
-        /** Delete a media and its files */
+        /**
+         * Delete a media and its files
+         * @description Deletes the media and every file in it (rows first, then the bytes); `media.deleted` and `file.deleted` are recorded.
+         */
         delete: operations["deleteMedia"];
         options?: never;
         head?: never;
@@ -747,7 +780,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get the project */
+        /**
+         * Get the project
+         * @description The project of the key (or of `X-Mediad-Project`): its name, organisation, `require_signed_delivery` and default `api_version`.
+         */
         get: operations["getProject"];
         put?: never;
         post?: never;
@@ -790,7 +826,7 @@ export interface paths {
         };
         /**
          * Get the task webhook secret
-         * @description The `whsec_…` secret that signs task webhooks (`webhook_url`). Signing secrets are for owners and admins, full-access keys and keys scoped `secrets:read` (to read) or `secrets:write` (to rotate): whoever holds one can sign deliveries that receivers accept as genuine. Members, viewers and other scopes get 403.
+         * @description The `whsec_…` secret that signs the project’s task webhooks (`webhook_url`), and during a rotation when the old one stops signing (`previous_secret_expires`). Signing secrets are for owners and admins, full-access keys and keys scoped `secrets:read` (to read) or `secrets:write` (to rotate): whoever holds one can sign deliveries that receivers accept as genuine. Members, viewers and other scopes get 403.
          */
         get: operations["getProjectWebhookSecret"];
         put?: never;
@@ -828,7 +864,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List automations */
+        /**
+         * List automations
+         * @description Newest first (10 a page by default), each with its trigger, workflow and status (`active` or `paused`).
+         */
         get: operations["listAutomations"];
         put?: never;
         /**
@@ -849,7 +888,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get an automation */
+        /**
+         * Get an automation
+         * @description One automation: its trigger, its whole workflow and whether it is active.
+         */
         get: operations["getAutomation"];
         /**
          * Replace an automation
@@ -857,7 +899,10 @@ export interface paths {
          */
         put: operations["replaceAutomation"];
         post?: never;
-        /** Delete an automation */
+        /**
+         * Delete an automation
+         * @description It no longer fires (`automation.deleted` is recorded); the tasks it started and their outputs are kept.
+         */
         delete: operations["deleteAutomation"];
         options?: never;
         head?: never;
@@ -935,7 +980,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get an event */
+        /**
+         * Get an event
+         * @description One event of the log (`evt_…`): its type, the resource as it was (`data`), and `cause` when an automation’s work caused it.
+         */
         get: operations["getEvent"];
         put?: never;
         post?: never;
@@ -952,7 +1000,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List webhook endpoints */
+        /**
+         * List webhook endpoints
+         * @description Every endpoint of the project with its events, whether it is enabled, and why it was disabled. Never the secrets.
+         */
         get: operations["listWebhooks"];
         put?: never;
         /**
@@ -973,11 +1024,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a webhook endpoint */
+        /**
+         * Get a webhook endpoint
+         * @description One endpoint: its URL, events, `enabled`, `disabled_reason` and the failures in a row.
+         */
         get: operations["getWebhook"];
         put?: never;
         post?: never;
-        /** Delete a webhook endpoint */
+        /**
+         * Delete a webhook endpoint
+         * @description The endpoint stops receiving events; its pending deliveries are marked failed.
+         */
         delete: operations["deleteWebhook"];
         options?: never;
         head?: never;
@@ -1077,7 +1134,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send a delivery again now */
+        /**
+         * Send a delivery again now
+         * @description A failed delivery is sent again now with the same `webhook-id`; a pending one has its next attempt brought forward. Answers 202: the attempt runs in the background.
+         */
         post: operations["retryWebhookDelivery"];
         delete?: never;
         options?: never;
@@ -1320,7 +1380,470 @@ export interface paths {
 }
 export type webhooks = Record<string, never>;
 export interface components {
-    schemas: never;
+    schemas: {
+        /**
+         * ingest
+         * @description Fetches `url` into a new file (and media), as POST /files does, in the background.
+         * @example {
+         *       "kind": "ingest",
+         *       "url": "https://media.example.com/talk.mp4",
+         *       "metadata": {
+         *         "source": "import"
+         *       }
+         *     }
+         */
+        IngestTaskBody: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "ingest";
+            /** Format: uri */
+            url: string;
+            media_id?: string;
+            metadata?: {
+                [key: string]: unknown;
+            };
+            filename?: string;
+            folder?: string;
+            ref?: string;
+            /** Format: uri */
+            webhook_url?: string;
+        };
+        /**
+         * video
+         * @description Transcodes a video: format, codec, size, fit, frame rate, quality, a time range. Its input is `file_id` (a file of this project) or `url` (fetched into a new media first): exactly one.
+         * @example {
+         *       "kind": "video",
+         *       "file_id": "file_…",
+         *       "format": "webm",
+         *       "height": 720
+         *     }
+         */
+        VideoTaskBody: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "video";
+            file_id?: string;
+            /** Format: uri */
+            url?: string;
+            /** @enum {unknown} */
+            format?: "mp4" | "webm" | "mov";
+            /** @enum {unknown} */
+            codec?: "h264" | "h265" | "vp9" | "av1";
+            width?: number;
+            height?: number;
+            /** @enum {unknown} */
+            fit?: "contain" | "cover" | "fill";
+            /** @enum {unknown} */
+            position?: "center" | "top" | "bottom" | "left" | "right" | "top_left" | "top_right" | "bottom_left" | "bottom_right";
+            background?: string;
+            fps?: number;
+            quality?: number | ("very_low" | "low" | "medium" | "high" | "very_high");
+            bitrate?: number;
+            preset?: string;
+            start?: number;
+            end?: number;
+            filename?: string;
+            folder?: string;
+            ref?: string;
+            /** Format: uri */
+            webhook_url?: string;
+        };
+        /**
+         * image
+         * @description An image from an image or a video frame: size, fit, format, quality. Its input is `file_id` (a file of this project) or `url` (fetched into a new media first): exactly one.
+         * @example {
+         *       "kind": "image",
+         *       "file_id": "file_…",
+         *       "width": 640,
+         *       "format": "webp"
+         *     }
+         */
+        ImageTaskBody: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "image";
+            file_id?: string;
+            /** Format: uri */
+            url?: string;
+            width?: number;
+            height?: number;
+            /** @enum {unknown} */
+            fit?: "contain" | "cover" | "fill" | "inside" | "outside";
+            /** @enum {unknown} */
+            position?: "center" | "top" | "bottom" | "left" | "right" | "top_left" | "top_right" | "bottom_left" | "bottom_right";
+            background?: string;
+            /** @enum {unknown} */
+            format?: "jpeg" | "png" | "webp" | "avif" | "gif" | "jpg";
+            quality?: number | ("very_low" | "low" | "medium" | "high" | "very_high");
+            start?: number;
+            filename?: string;
+            folder?: string;
+            ref?: string;
+            /** Format: uri */
+            webhook_url?: string;
+        };
+        /**
+         * audio
+         * @description Extracts or converts audio: format, bitrate, channels, sample rate, a time range. Its input is `file_id` (a file of this project) or `url` (fetched into a new media first): exactly one.
+         * @example {
+         *       "kind": "audio",
+         *       "file_id": "file_…",
+         *       "format": "mp3",
+         *       "bitrate": 128000
+         *     }
+         */
+        AudioTaskBody: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "audio";
+            file_id?: string;
+            /** Format: uri */
+            url?: string;
+            /** @enum {unknown} */
+            format?: "mp3" | "aac" | "m4a" | "wav" | "ogg" | "opus" | "flac";
+            bitrate?: number;
+            start?: number;
+            end?: number;
+            channels?: 1 | 2;
+            sample_rate?: number;
+            filename?: string;
+            folder?: string;
+            ref?: string;
+            /** Format: uri */
+            webhook_url?: string;
+        };
+        /**
+         * chapters
+         * @description Chapters from scene cuts and pauses in speech, as WebVTT or JSON. Its input is `file_id` (a file of this project) or `url` (fetched into a new media first): exactly one.
+         * @example {
+         *       "kind": "chapters",
+         *       "file_id": "file_…",
+         *       "format": "vtt",
+         *       "min_length": 30
+         *     }
+         */
+        ChaptersTaskBody: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "chapters";
+            file_id?: string;
+            /** Format: uri */
+            url?: string;
+            /** @enum {unknown} */
+            format?: "vtt" | "json";
+            /** @enum {unknown} */
+            engine?: "local" | "provider";
+            min_length?: number;
+            filename?: string;
+            folder?: string;
+            ref?: string;
+            /** Format: uri */
+            webhook_url?: string;
+        };
+        /**
+         * subtitles
+         * @description Subtitles from speech, as WebVTT or SRT. Its input is `file_id` (a file of this project) or `url` (fetched into a new media first): exactly one.
+         * @example {
+         *       "kind": "subtitles",
+         *       "file_id": "file_…",
+         *       "format": "vtt",
+         *       "language": "en"
+         *     }
+         */
+        SubtitlesTaskBody: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "subtitles";
+            file_id?: string;
+            /** Format: uri */
+            url?: string;
+            /** @enum {unknown} */
+            format?: "vtt" | "srt";
+            /** @enum {unknown} */
+            engine?: "local" | "provider";
+            language?: string;
+            filename?: string;
+            folder?: string;
+            ref?: string;
+            /** Format: uri */
+            webhook_url?: string;
+        };
+        /**
+         * thumbnails
+         * @description A storyboard for players: a sprite sheet and a WebVTT track pointing into it. Its input is `file_id` (a file of this project) or `url` (fetched into a new media first): exactly one.
+         * @example {
+         *       "kind": "thumbnails",
+         *       "file_id": "file_…",
+         *       "count": 20,
+         *       "width": 160,
+         *       "format": "webp"
+         *     }
+         */
+        ThumbnailsTaskBody: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "thumbnails";
+            file_id?: string;
+            /** Format: uri */
+            url?: string;
+            count?: number;
+            interval?: number;
+            width?: number;
+            columns?: number;
+            /** @enum {unknown} */
+            format?: "jpeg" | "webp";
+            filename?: string;
+            folder?: string;
+            ref?: string;
+            /** Format: uri */
+            webhook_url?: string;
+        };
+        /**
+         * nsfw
+         * @description Scores nudity and sexual content (and violence and gore with a vision chat model). Its input is `file_id` (a file of this project) or `url` (fetched into a new media first): exactly one.
+         * @example {
+         *       "kind": "nsfw",
+         *       "file_id": "file_…",
+         *       "threshold": 0.5
+         *     }
+         */
+        NsfwTaskBody: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "nsfw";
+            file_id?: string;
+            /** Format: uri */
+            url?: string;
+            /** @enum {unknown} */
+            engine?: "local" | "provider";
+            threshold?: number;
+            interval?: number;
+            filename?: string;
+            folder?: string;
+            ref?: string;
+            /** Format: uri */
+            webhook_url?: string;
+        };
+        /**
+         * speech
+         * @description A transcript with word times, as JSON. Its input is `file_id` (a file of this project) or `url` (fetched into a new media first): exactly one.
+         * @example {
+         *       "kind": "speech",
+         *       "file_id": "file_…",
+         *       "language": "en"
+         *     }
+         */
+        SpeechTaskBody: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "speech";
+            file_id?: string;
+            /** Format: uri */
+            url?: string;
+            /** @enum {unknown} */
+            engine?: "local" | "provider";
+            language?: string;
+            filename?: string;
+            folder?: string;
+            ref?: string;
+            /** Format: uri */
+            webhook_url?: string;
+        };
+        /**
+         * description
+         * @description A title, a description and tags. Its input is `file_id` (a file of this project) or `url` (fetched into a new media first): exactly one.
+         * @example {
+         *       "kind": "description",
+         *       "file_id": "file_…"
+         *     }
+         */
+        DescriptionTaskBody: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "description";
+            file_id?: string;
+            /** Format: uri */
+            url?: string;
+            /** @enum {unknown} */
+            engine?: "local" | "provider";
+            filename?: string;
+            folder?: string;
+            ref?: string;
+            /** Format: uri */
+            webhook_url?: string;
+        };
+        /**
+         * outline
+         * @description A timeline of titled sections. Its input is `file_id` (a file of this project) or `url` (fetched into a new media first): exactly one.
+         * @example {
+         *       "kind": "outline",
+         *       "file_id": "file_…"
+         *     }
+         */
+        OutlineTaskBody: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "outline";
+            file_id?: string;
+            /** Format: uri */
+            url?: string;
+            /** @enum {unknown} */
+            engine?: "local" | "provider";
+            filename?: string;
+            folder?: string;
+            ref?: string;
+            /** Format: uri */
+            webhook_url?: string;
+        };
+        /**
+         * prompt
+         * @description Answers a prompt about the media, as text or JSON following `schema`. Its input is `file_id` (a file of this project) or `url` (fetched into a new media first): exactly one.
+         * @example {
+         *       "kind": "prompt",
+         *       "file_id": "file_…",
+         *       "prompt": "Is a person on screen? Answer yes or no."
+         *     }
+         */
+        PromptTaskBody: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "prompt";
+            file_id?: string;
+            /** Format: uri */
+            url?: string;
+            prompt: string;
+            schema?: {
+                [key: string]: unknown;
+            };
+            /** @enum {unknown} */
+            engine?: "local" | "provider";
+            filename?: string;
+            folder?: string;
+            ref?: string;
+            /** Format: uri */
+            webhook_url?: string;
+        };
+        /**
+         * workflow
+         * @description Runs steps (each a task kind with its options, and `next` steps on its output) on the input. Its input is `file_id` (a file of this project) or `url` (fetched into a new media first): exactly one.
+         * @example {
+         *       "kind": "workflow",
+         *       "file_id": "file_…",
+         *       "workflow": [
+         *         {
+         *           "kind": "image",
+         *           "width": 640,
+         *           "format": "webp",
+         *           "ref": "poster"
+         *         },
+         *         {
+         *           "kind": "thumbnails",
+         *           "count": 20
+         *         }
+         *       ]
+         *     }
+         */
+        WorkflowTaskBody: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "workflow";
+            file_id?: string;
+            /** Format: uri */
+            url?: string;
+            workflow: unknown[];
+            filename?: string;
+            folder?: string;
+            ref?: string;
+            /** Format: uri */
+            webhook_url?: string;
+        };
+        /**
+         * conditions
+         * @description Runs `next` steps only when every condition on the media holds. Its input is `file_id` (a file of this project) or `url` (fetched into a new media first): exactly one.
+         * @example {
+         *       "kind": "conditions",
+         *       "file_id": "file_…",
+         *       "conditions": [
+         *         {
+         *           "prop": "kind",
+         *           "value": "video"
+         *         }
+         *       ]
+         *     }
+         */
+        ConditionsTaskBody: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "conditions";
+            file_id?: string;
+            /** Format: uri */
+            url?: string;
+            conditions: unknown[];
+            filename?: string;
+            folder?: string;
+            ref?: string;
+            /** Format: uri */
+            webhook_url?: string;
+        };
+        /**
+         * http
+         * @description Calls `url` with the task, media and file as JSON. It takes no input file.
+         * @example {
+         *       "kind": "http",
+         *       "url": "https://hooks.example.com/mediad",
+         *       "method": "POST"
+         *     }
+         */
+        HttpTaskBody: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "http";
+            /** Format: uri */
+            url: string;
+            /** @enum {unknown} */
+            method?: "POST" | "GET" | "PUT";
+            /** @description Sent with the request. The values are write-only: stored sealed (MEDIAD_SECRET_KEY) and shown as REDACTED in every answer, event, delivery and webhook. */
+            headers?: {
+                [key: string]: string;
+            };
+            body?: unknown;
+            filename?: string;
+            folder?: string;
+            ref?: string;
+            /** Format: uri */
+            webhook_url?: string;
+        };
+    };
     responses: never;
     parameters: never;
     requestBodies: never;
@@ -1546,6 +2069,10 @@ export interface operations {
                                 name: string;
                                 start_url: string;
                             };
+                            local_ca?: {
+                                file: string;
+                                url: string;
+                            };
                         };
                         error: null;
                         links: {
@@ -1637,6 +2164,16 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "token": "the token after #token= in the setup link the log shows",
+                 *       "email": "owner@example.com",
+                 *       "name": "Olivia Owner",
+                 *       "password": "correct horse battery staple",
+                 *       "org": "Acme",
+                 *       "project": "Website"
+                 *     }
+                 */
                 "application/json": {
                     token: string;
                     /** Format: email */
@@ -1809,6 +2346,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "owner@example.com",
+                 *       "password": "correct horse battery staple"
+                 *     }
+                 */
                 "application/json": {
                     email: string;
                     password: string;
@@ -2308,6 +2851,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Olivia Owner",
+                 *       "theme": "dark"
+                 *     }
+                 */
                 "application/json": {
                     name?: string;
                     /** @enum {unknown} */
@@ -2436,6 +2985,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "current_password": "correct horse battery staple",
+                 *       "new_password": "another long passphrase"
+                 *     }
+                 */
                 "application/json": {
                     current_password: string;
                     new_password: string;
@@ -2916,6 +3471,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Acme Studio"
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                 };
@@ -3167,6 +3727,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Podcasts"
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                 };
@@ -3474,6 +4039,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "token": "the token after #token= in the invitation link",
+                 *       "name": "Vera Viewer",
+                 *       "password": "correct horse battery staple"
+                 *     }
+                 */
                 "application/json": {
                     token: string;
                     name?: string;
@@ -3619,6 +4191,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "confirm": "Acme Media"
+                 *     }
+                 */
                 "application/json": {
                     confirm?: string;
                 };
@@ -3737,6 +4314,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Acme Media"
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                 };
@@ -3859,6 +4441,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "confirm": "Podcasts (archive)"
+                 *     }
+                 */
                 "application/json": {
                     confirm?: string;
                 };
@@ -3978,6 +4565,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Podcasts (archive)"
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                 };
@@ -4342,6 +4934,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "role": "member"
+                 *     }
+                 */
                 "application/json": {
                     /** @enum {unknown} */
                     role: "owner" | "admin" | "member" | "viewer";
@@ -4601,6 +5198,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "vera@example.com",
+                 *       "role": "viewer"
+                 *     }
+                 */
                 "application/json": {
                     /** Format: email */
                     email: string;
@@ -5268,6 +5871,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "url": "https://media.example.com/talk.mp4",
+                 *       "folder": "talks",
+                 *       "metadata": {
+                 *         "speaker": "Ada"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** Format: uri */
                     url: string;
@@ -5652,6 +6264,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "folder": "talks/2026",
+                 *       "filename": "keynote.mp4",
+                 *       "metadata": {
+                 *         "speaker": "Ada"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     folder?: string;
                     filename?: string;
@@ -5953,6 +6574,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "title": "Keynote",
+                 *       "alt": "Ada on stage",
+                 *       "metadata": {
+                 *         "event": "conf-2026"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     title?: string | null;
                     alt?: string | null;
@@ -6365,6 +6995,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "title": "Keynote (edited)",
+                 *       "metadata": {
+                 *         "event": "conf-2026",
+                 *         "published": true
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     title?: string | null;
                     alt?: string | null;
@@ -6520,6 +7159,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "filename": "clip.mp4",
+                 *       "folder": "uploads",
+                 *       "method": "put",
+                 *       "expiry": 4102444800
+                 *     }
+                 */
                 "application/json": {
                     filename: string;
                     folder?: string;
@@ -6804,21 +7451,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @enum {unknown} */
-                    kind: "ingest" | "video" | "image" | "audio" | "chapters" | "subtitles" | "thumbnails" | "nsfw" | "speech" | "description" | "outline" | "prompt" | "workflow" | "conditions" | "http";
-                    /** Format: uri */
-                    url?: string;
-                    workflow?: unknown[];
-                    file_id?: string;
-                    filename?: string;
-                    folder?: string;
-                    ref?: string;
-                    /** Format: uri */
-                    webhook_url?: string;
-                } & {
-                    [key: string]: unknown;
-                };
+                "application/json": components["schemas"]["IngestTaskBody"] | components["schemas"]["VideoTaskBody"] | components["schemas"]["ImageTaskBody"] | components["schemas"]["AudioTaskBody"] | components["schemas"]["ChaptersTaskBody"] | components["schemas"]["SubtitlesTaskBody"] | components["schemas"]["ThumbnailsTaskBody"] | components["schemas"]["NsfwTaskBody"] | components["schemas"]["SpeechTaskBody"] | components["schemas"]["DescriptionTaskBody"] | components["schemas"]["OutlineTaskBody"] | components["schemas"]["PromptTaskBody"] | components["schemas"]["WorkflowTaskBody"] | components["schemas"]["ConditionsTaskBody"] | components["schemas"]["HttpTaskBody"];
             };
         };
         responses: {
@@ -7531,6 +8164,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "kind": "video"
+                 *     }
+                 */
                 "application/json": {
                     /** @enum {string} */
                     status?: "failed";
@@ -7773,6 +8411,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "require_signed_delivery": true
+                 *     }
+                 */
                 "application/json": {
                     require_signed_delivery?: boolean;
                     /** @enum {unknown} */
@@ -8403,6 +9046,39 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Previews for videos",
+                 *       "trigger": {
+                 *         "kind": "event",
+                 *         "event": "media.created"
+                 *       },
+                 *       "workflow": [
+                 *         {
+                 *           "kind": "conditions",
+                 *           "conditions": [
+                 *             {
+                 *               "prop": "kind",
+                 *               "value": "video"
+                 *             }
+                 *           ],
+                 *           "next": [
+                 *             {
+                 *               "kind": "thumbnails",
+                 *               "count": 20
+                 *             },
+                 *             {
+                 *               "kind": "image",
+                 *               "width": 640,
+                 *               "format": "webp",
+                 *               "ref": "poster"
+                 *             }
+                 *           ]
+                 *         }
+                 *       ],
+                 *       "status": "active"
+                 *     }
+                 */
                 "application/json": {
                     name?: string | null;
                     description?: string | null;
@@ -8661,6 +9337,38 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Previews for videos",
+                 *       "trigger": {
+                 *         "kind": "event",
+                 *         "event": "media.created"
+                 *       },
+                 *       "workflow": [
+                 *         {
+                 *           "kind": "conditions",
+                 *           "conditions": [
+                 *             {
+                 *               "prop": "kind",
+                 *               "value": "video"
+                 *             }
+                 *           ],
+                 *           "next": [
+                 *             {
+                 *               "kind": "thumbnails",
+                 *               "count": 20
+                 *             },
+                 *             {
+                 *               "kind": "image",
+                 *               "width": 640,
+                 *               "format": "webp",
+                 *               "ref": "poster"
+                 *             }
+                 *           ]
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     name?: string | null;
                     description?: string | null;
@@ -8909,6 +9617,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "status": "paused"
+                 *     }
+                 */
                 "application/json": {
                     name?: string | null;
                     description?: string | null;
@@ -9047,6 +9760,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "media_id": "med_example"
+                 *     }
+                 */
                 "application/json": {
                     media_id: string;
                 };
@@ -9738,6 +10456,16 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "url": "https://hooks.example.com/mediad",
+                 *       "events": [
+                 *         "task.completed",
+                 *         "task.failed"
+                 *       ],
+                 *       "description": "Build previews"
+                 *     }
+                 */
                 "application/json": {
                     url: string;
                     events: ("*" | "media.created" | "media.updated" | "media.deleted" | "file.created" | "file.deleted" | "task.created" | "task.completed" | "task.failed" | "task.cancelled" | "automation.created" | "automation.updated" | "automation.deleted" | "automation.skipped")[];
@@ -10104,6 +10832,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "enabled": true
+                 *     }
+                 */
                 "application/json": {
                     url?: string;
                     events?: ("*" | "media.created" | "media.updated" | "media.deleted" | "file.created" | "file.deleted" | "task.created" | "task.completed" | "task.failed" | "task.cancelled" | "automation.created" | "automation.updated" | "automation.deleted" | "automation.skipped")[];
@@ -11023,6 +11756,16 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "CI uploads",
+                 *       "scopes": [
+                 *         "files:write",
+                 *         "tasks:write"
+                 *       ],
+                 *       "expires": "2027-01-01T00:00:00Z"
+                 *     }
+                 */
                 "application/json": {
                     name?: string | null;
                     scopes?: ("full" | "files:read" | "files:write" | "tasks:read" | "tasks:write" | "automations:read" | "automations:write" | "events:read" | "events:write" | "webhooks:read" | "webhooks:write" | "project:read" | "project:write" | "secrets:read" | "secrets:write")[];
@@ -11264,6 +12007,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "paused": true
+                 *     }
+                 */
                 "application/json": {
                     name?: string | null;
                     paused?: boolean;
@@ -12547,7 +13295,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description The file’s bytes, as they are (`curl -T clip.mp4 …`). The type is read from the bytes; `Content-Type` is ignored. */
+        requestBody: {
+            content: {
+                "application/octet-stream": string;
+            };
+        };
         responses: {
             /** @description Created */
             201: {

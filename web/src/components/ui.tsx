@@ -11,6 +11,7 @@ import {
 } from 'react';
 import { asApiError, type ApiError } from '../api/client';
 import { useToast } from './toast';
+import { curlWithCa, useCaFile } from '../local-ca';
 
 // Shared building blocks for every page: headers, empty states, skeletons, the error banner, a
 // data table, copy buttons, "copy as curl", the confirm dialog and form fields.
@@ -188,13 +189,21 @@ export function CopyButton({
   );
 }
 
-/** The curl command for an object's GET, with the key as a placeholder (never a secret). */
-export function curlFor(path: string): string {
-  return `curl -H "Authorization: Bearer $MEDIAD_API_KEY" ${window.location.origin}${path}`;
+/** The curl command for an object's GET, with the key as a placeholder (never a secret) and the local CA. */
+export function curlFor(path: string, caFile: string | null | undefined): string {
+  return `${curlWithCa(caFile)} -H "Authorization: Bearer $MEDIAD_API_KEY" ${window.location.origin}${path}`;
 }
 
 export function CopyAsCurl({ path }: { path: string }) {
-  return <CopyButton value={curlFor(path)} label="Copy as curl" />;
+  const caFile = useCaFile();
+  // Until the CA file is known the command would lack --cacert: nothing to copy yet.
+  if (caFile === undefined)
+    return (
+      <button type="button" className="btn btn-small" disabled>
+        Copy as curl
+      </button>
+    );
+  return <CopyButton value={curlFor(path, caFile)} label="Copy as curl" />;
 }
 
 /** A value shown in monospace with its copy button. */

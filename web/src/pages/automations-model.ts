@@ -27,7 +27,7 @@ export const TRIGGER_EVENTS = [
 
 /** The operators a condition takes (src/workflows conditions); none means equality. */
 export const OPERATORS = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'contains', 'exists'] as const;
-/** What a condition's prop can name (README "Conditions"). */
+/** What a condition's prop can name (docs/automations.md, "Conditions"). */
 export const PROPS = [
   'kind',
   'width',

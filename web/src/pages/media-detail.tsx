@@ -5,8 +5,6 @@ import {
   Button,
   ConfirmDialog,
   CopyAsCurl,
-  CopyButton,
-  DataTable,
   ErrorBanner,
   Field,
   formatBytes,
@@ -18,11 +16,12 @@ import {
 import { useToast } from '../components/toast';
 import { membershipOf, permissionsFor, useSignedIn } from '../session';
 import { titleOf } from './media/card';
-import { formatDuration, originalOf, playableSources } from './media/files';
+import { originalOf, playableSources } from './media/files';
 import { Intelligence } from './media/intelligence';
 import { Player } from './media/player';
 import { RunTask } from './media/task-form';
-import type { Media, MediaFile, Signature, Task } from './media/types';
+import { FilesTable } from './media/files-table';
+import type { Media, Task } from './media/types';
 import './media/media.css';
 
 // One media: the player (video/audio) or the image viewer with a compare slider, its files with
@@ -114,7 +113,7 @@ export default function MediaDetailPage() {
           <Intelligence media={m} onSeek={seek} playable={playable} />
           <section className="section" aria-labelledby="files-h">
             <h2 id="files-h">Files</h2>
-            <FilesTable media={m} canWrite={canWrite} />
+            <FilesTable media={m} tasks={tasks.data ?? []} canWrite={canWrite} />
           </section>
         </div>
         <div>
@@ -212,86 +211,6 @@ function ImageViewer({ media }: { media: Media }) {
         )}
       </figcaption>
     </figure>
-  );
-}
-
-/** The codecs of a type such as `video/mp4;codecs=avc1,mp4a`, else the format. */
-function codecOf(f: MediaFile): string {
-  const m = /codecs="?([^";]+)"?/.exec(f.type);
-  return m?.[1] ?? f.format ?? '—';
-}
-
-function SignedUrl({ file }: { file: MediaFile }) {
-  const [sig, setSig] = useState<Signature | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const make = async () => {
-    setBusy(true);
-    setError(null);
-    try {
-      setSig(
-        ok(await api.POST('/signatures', { body: { filename: file.filename, folder: file.folder, method: 'get' } }))
-          .data,
-      );
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
-  return (
-    <>
-      <Button className="btn-small" busy={busy} onClick={make} aria-label={`Make a signed URL for ${file.filename}`}>
-        Signed URL
-      </Button>
-      <ErrorBanner error={error} />
-      {sig ? (
-        <div className="signed" data-signed-url>
-          <code className="small">{sig.url}</code> <CopyButton value={sig.url} label="Copy signed URL" />
-          <span className="muted small">
-            {' '}
-            expires <Time iso={new Date(sig.expiry * 1000).toISOString()} />
-          </span>
-        </div>
-      ) : null}
-    </>
-  );
-}
-
-function FilesTable({ media, canWrite }: { media: Media; canWrite: boolean }) {
-  return (
-    <DataTable<MediaFile>
-      caption="Files of this media"
-      rows={media.files}
-      rowKey={(f) => f.id}
-      empty={<p className="muted">No files.</p>}
-      columns={[
-        { key: 'ref', header: 'Ref', cell: (f) => f.ref ?? <span className="muted">—</span> },
-        { key: 'kind', header: 'Kind', cell: (f) => f.kind },
-        { key: 'type', header: 'Type', cell: (f) => <code className="small">{f.type.split(';')[0]}</code> },
-        { key: 'size', header: 'Size', className: 'num', cell: (f) => formatBytes(f.filesize) },
-        { key: 'dims', header: 'Dimensions', cell: (f) => (f.width && f.height ? `${f.width}×${f.height}` : '—') },
-        {
-          key: 'duration',
-          header: 'Duration',
-          cell: (f) => (f.duration !== undefined ? formatDuration(f.duration) : '—'),
-        },
-        { key: 'codec', header: 'Codec', cell: codecOf },
-        {
-          key: 'actions',
-          header: <span className="sr-only">Actions</span>,
-          cell: (f) => (
-            <div className="row">
-              <CopyButton value={f.url} label="Copy URL" />
-              <a className="btn btn-small" href={f.url} download={f.filename}>
-                Download
-              </a>
-              {canWrite ? <SignedUrl file={f} /> : null}
-            </div>
-          ),
-        },
-      ]}
-    />
   );
 }
 

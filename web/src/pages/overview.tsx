@@ -14,40 +14,12 @@ import {
   useLoad,
 } from '../components/ui';
 import { membershipOf, permissionsFor, useSignedIn } from '../session';
+import { firstStepsNode, firstStepsShell } from './overview-snippets';
+import { useLocalCa } from '../local-ca';
 
 // The project at a glance: counts from GET /project/stats, the latest failures (linking to the
-// tasks page and their media), and getting-started snippets with this server's URL.
-
-function snippets(base: string) {
-  const curl = `export MEDIAD_API_KEY=mdk_…   # an API key of this project
-
-# Add a file from a URL (it becomes a media)
-curl -H "Authorization: Bearer $MEDIAD_API_KEY" -H "Content-Type: application/json" \\
-     -d '{"url":"https://example.com/clip.mp4"}' ${base}/files
-
-# Make a 640 px WebP from it
-curl -H "Authorization: Bearer $MEDIAD_API_KEY" -H "Content-Type: application/json" \\
-     -d '{"kind":"image","file_id":"file_…","width":640,"format":"webp"}' ${base}/tasks`;
-  const js = `const base = '${base}';
-const headers = {
-  Authorization: \`Bearer \${process.env.MEDIAD_API_KEY}\`,
-  'Content-Type': 'application/json',
-};
-
-const file = await fetch(\`\${base}/files\`, {
-  method: 'POST',
-  headers,
-  body: JSON.stringify({ url: 'https://example.com/clip.mp4' }),
-}).then((r) => r.json());
-
-const task = await fetch(\`\${base}/tasks\`, {
-  method: 'POST',
-  headers,
-  body: JSON.stringify({ kind: 'image', file_id: file.data.id, width: 640, format: 'webp' }),
-}).then((r) => r.json());
-console.log(task.data.status);`;
-  return { curl, js };
-}
+// tasks page and their media), and getting-started snippets with this server's URL, its local CA
+// (GET /auth/status, local-ca.ts) and the project's id: they run as copied with MEDIAD_API_KEY set.
 
 function Stat({ label, value, to }: { label: string; value: string; to?: string }) {
   const body = (
@@ -74,7 +46,10 @@ export default function OverviewPage() {
   const { canManage } = permissionsFor(member?.role);
   const stats = useLoad(async () => ok(await api.GET('/project/stats')).data, `stats:${projectId}`, 15000);
   const base = window.location.origin;
-  const { curl, js } = snippets(base);
+  const localCa = useLocalCa();
+  const ctx = { base, caFile: localCa?.file ?? null, project: projectId };
+  const curl = firstStepsShell(ctx);
+  const js = firstStepsNode(ctx);
 
   return (
     <div className="page">
@@ -166,30 +141,43 @@ export default function OverviewPage() {
               (<Link to={`/p/${projectId}/keys`}>create one</Link>)
             </>
           ) : null}
-          . The full reference is at <a href="/docs">/docs</a>.
+          , set in <code>MEDIAD_API_KEY</code>: <code>export MEDIAD_API_KEY=mdk_…</code>. The snippets upload a video
+          from your machine, make a poster from it and wait for the task. The full reference is at{' '}
+          <a href="/docs">/docs</a>.
         </p>
-        <Tabs.Root defaultValue="curl">
-          <Tabs.List className="tabs-list" aria-label="Snippet language">
-            <Tabs.Trigger className="tabs-trigger" value="curl">
-              curl
-            </Tabs.Trigger>
-            <Tabs.Trigger className="tabs-trigger" value="js">
-              JavaScript
-            </Tabs.Trigger>
-          </Tabs.List>
-          <Tabs.Content value="curl" className="stack snippet">
-            <pre tabIndex={0}>
-              <code>{curl}</code>
-            </pre>
-            <CopyButton value={curl} label="Copy snippet" />
-          </Tabs.Content>
-          <Tabs.Content value="js" className="stack snippet">
-            <pre tabIndex={0}>
-              <code>{js}</code>
-            </pre>
-            <CopyButton value={js} label="Copy snippet" />
-          </Tabs.Content>
-        </Tabs.Root>
+        {localCa ? (
+          <p className="muted">
+            This server&rsquo;s certificate comes from its own authority, <code>{localCa.file}</code> on the
+            server&rsquo;s machine; elsewhere, <a href={localCa.url}>download it</a> and pass that file instead.
+          </p>
+        ) : null}
+        {/* Shown once the CA file is known: a snippet without it would not run. */}
+        {localCa === undefined ? (
+          <Skeleton lines={6} label="Loading the snippets" />
+        ) : (
+          <Tabs.Root defaultValue="curl">
+            <Tabs.List className="tabs-list" aria-label="Snippet language">
+              <Tabs.Trigger className="tabs-trigger" value="curl">
+                curl
+              </Tabs.Trigger>
+              <Tabs.Trigger className="tabs-trigger" value="js">
+                JavaScript
+              </Tabs.Trigger>
+            </Tabs.List>
+            <Tabs.Content value="curl" className="stack snippet">
+              <pre tabIndex={0}>
+                <code>{curl}</code>
+              </pre>
+              <CopyButton value={curl} label="Copy snippet" />
+            </Tabs.Content>
+            <Tabs.Content value="js" className="stack snippet">
+              <pre tabIndex={0}>
+                <code>{js}</code>
+              </pre>
+              <CopyButton value={js} label="Copy snippet" />
+            </Tabs.Content>
+          </Tabs.Root>
+        )}
       </section>
     </div>
   );

@@ -4,6 +4,7 @@ import { api, ok } from '../api/client';
 import type { Data } from '../api/types';
 import { CopyButton, DataTable, EmptyState, ErrorBanner, PageHeader, Skeleton, Time, useLoad } from '../components/ui';
 import { pageHref, pageOf, Pager, withParam } from '../components/pager';
+import { curlWithCa, useCaFile } from '../local-ca';
 import './observe.css';
 
 // The project's request log (GET /requests): newest first, a status-class filter and the page in
@@ -23,13 +24,13 @@ function shellQuote(s: string): string {
 }
 
 /** The curl command for a logged request; the key is always the $MEDIAD_API_KEY placeholder. */
-export function curlForRequest(r: Pick<RequestRow, 'method' | 'url'>): string {
+export function curlForRequest(r: Pick<RequestRow, 'method' | 'url'>, caFile: string | null | undefined): string {
   const method = r.method === 'GET' ? '' : r.method === 'HEAD' ? ' --head' : ` -X ${r.method}`;
   const body =
     r.method === 'POST' || r.method === 'PUT' || r.method === 'PATCH'
       ? ` -H "Content-Type: application/json" -d @request.json`
       : '';
-  return `curl${method} -H "Authorization: Bearer $MEDIAD_API_KEY"${body} ${shellQuote(r.url)}`;
+  return `${curlWithCa(caFile)}${method} -H "Authorization: Bearer $MEDIAD_API_KEY"${body} ${shellQuote(r.url)}`;
 }
 
 function statusTone(status: number): string {
@@ -46,6 +47,7 @@ function Who({ r }: { r: RequestRow }) {
 }
 
 function RequestDetail({ r }: { r: RequestRow }) {
+  const caFile = useCaFile();
   const body = r.method === 'POST' || r.method === 'PUT' || r.method === 'PATCH';
   return (
     <section className="card stack" aria-label={`Request ${r.id}`} data-request-detail={r.id}>
@@ -84,16 +86,19 @@ function RequestDetail({ r }: { r: RequestRow }) {
           <code className="wrap">{r.url}</code>
         </dd>
       </dl>
-      <pre className="json" data-curl>
-        {curlForRequest(r)}
-      </pre>
+      {/* Shown once the CA file is known: without it the command would lack --cacert. */}
+      {caFile === undefined ? null : (
+        <pre className="json" data-curl>
+          {curlForRequest(r, caFile)}
+        </pre>
+      )}
       <p className="small muted">
         The log keeps no headers, bodies or keys: the command uses <code>$MEDIAD_API_KEY</code>
         {body ? ' and reads the body (not logged) from request.json' : ''}; secret query values show as{' '}
         <code>REDACTED</code>.
       </p>
       <div className="row">
-        <CopyButton value={curlForRequest(r)} label="Copy as curl" />
+        {caFile === undefined ? null : <CopyButton value={curlForRequest(r, caFile)} label="Copy as curl" />}
       </div>
     </section>
   );

@@ -4,7 +4,7 @@ import { fetchText, formatDuration } from './files';
 import type { Media, MediaFile } from './types';
 import { parseVtt } from './vtt';
 
-// The intelligence outputs of a media, read from its files (README "Intelligence"): the speech
+// The intelligence outputs of a media, read from its files (docs/tasks.md, "Intelligence"): the speech
 // transcript (segments whose times seek the player), chapters (seek), description and tags, and
 // NSFW scores. Outputs are JSON or WebVTT files; each is read defensively (no shape is assumed).
 

@@ -78,7 +78,10 @@ export function RunTask({ media, onStarted }: { media: Media; onStarted: (task: 
     if (Object.keys(built.problems).length > 0) return;
     setBusy(true);
     try {
-      const task = ok(await api.POST('/tasks', { body: { ...built.options, kind: taskKind, file_id: input.id } })).data;
+      // The options come from the kind's schema in GET /tasks-config, so the body is the chosen
+      // kind's (the API checks it); TypeScript cannot tell which member of the union it is.
+      const body = { ...built.options, kind: taskKind, file_id: input.id } as Body<'/tasks', 'post'>;
+      const task = ok(await api.POST('/tasks', { body })).data;
       setValues({});
       onStarted(task);
     } catch (err) {
