@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import path from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { createUserInOrg } from '../../src/services/users.js';
 import { startTestServer, type ApiResponse, type TestServer } from '../helpers/server.js';
+import { MEDIAD } from '../helpers/paths.js';
 
 // People: first-run setup, sign-in and sessions (cookie, CSRF, rotation, expiry of other
 // sessions), roles per organisation, organisations and projects, and the users CLI.
@@ -381,7 +381,7 @@ describe('sign-in limits', () => {
 describe('mediad users (CLI)', () => {
   let t: TestServer;
   const run = promisify(execFile);
-  const CLI = ['--import', 'tsx', path.resolve('src/cli.ts')];
+  const CLI = MEDIAD;
   before(async () => {
     t = await startTestServer();
   });

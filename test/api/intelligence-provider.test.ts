@@ -15,6 +15,7 @@ import { fixture } from '../helpers/fixtures.js';
 import { startOpenAiServer, type OpenAiServer } from '../helpers/openai-server.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { waitForTask } from '../helpers/tasks.js';
+import { MEDIAD } from '../helpers/paths.js';
 
 const KEY = 'sk-provider-test-0123456789abcdef';
 const WORDS = 'good morning everyone and welcome to the weekly meeting'.split(' ');
@@ -386,7 +387,7 @@ describe('configuration and mediad doctor', () => {
 
   /** `mediad doctor --json` as a process of its own. */
   function doctor(env: Record<string, string>): Promise<{ code: number | null; report: any }> {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('src/cli.ts'), 'doctor', '--json'], {
+    const child = spawn(process.execPath, [...MEDIAD, 'doctor', '--json'], {
       env: { ...process.env, MEDIAD_DATA_DIR: t.dataDir, MEDIAD_ALLOWED_URL_HOSTS: ai.host, ...env },
       stdio: ['ignore', 'pipe', 'inherit'],
     });

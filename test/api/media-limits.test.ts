@@ -96,7 +96,6 @@ describe('MEDIAD_MAX_DURATION_SECONDS=60, MEDIAD_MAX_FRAMES=1000', () => {
       { kind: 'audio', format: 'mp3' },
     ]) {
       it(`${body.kind}: stops at the limit and fails with media_limit_exceeded instead of storing a cut output`, async () => {
-        const started = Date.now();
         const task = await runTask(t, key, { ...body, file_id: fileId });
         assert.equal(task.status, 'failed');
         assert.equal(task.error_code, 'media_limit_exceeded', JSON.stringify(task.error));
@@ -105,7 +104,6 @@ describe('MEDIAD_MAX_DURATION_SECONDS=60, MEDIAD_MAX_FRAMES=1000', () => {
           /goes on past 1 min \(its header says 10 s\); the limit is 1 min \(MEDIAD_MAX_DURATION_SECONDS\)/,
         );
         assert.equal(task.output, null);
-        assert.ok(Date.now() - started < 30_000);
       });
     }
 

@@ -7,9 +7,10 @@ import { promisify } from 'node:util';
 import { describe, it } from 'node:test';
 import pg from 'pg';
 import SQLite from 'better-sqlite3';
+import { MEDIAD } from '../helpers/paths.js';
 
 const run = promisify(execFile);
-const CLI = ['--import', 'tsx', path.resolve('src/cli.ts'), 'migrate'];
+const CLI = [...MEDIAD, 'migrate'];
 const PG_ADMIN = process.env.MEDIAD_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 async function tenAtOnce(env: Record<string, string>): Promise<void> {

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { MEDIAD, ROOT } from '../helpers/paths.js';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -12,11 +13,11 @@ import { freePort } from '../helpers/server.js';
 // `npm start` starts it from a checkout — a key in the shell, a local file uploaded, a task, its
 // result, then the restart the webhook step asks for and the webhook. What is changed, and only
 // that: the ports (8443 and the receiver's 9000 may be taken on a test machine), and
-// `npm run -s mediad --`, which runs the built command, runs the same command from src/.
+// `npm run -s mediad --` runs the checkout's mediad command directly (built under `npm test`, from src/ by hand).
 
 const run = promisify(execFile);
-const ROOT = path.resolve(import.meta.dirname, '../..');
-const CLI = `${process.execPath} --import tsx ${path.join(ROOT, 'src/cli.ts')}`;
+
+const CLI = [process.execPath, ...MEDIAD].join(' ');
 
 let dir: string;
 let port: number;
@@ -25,7 +26,7 @@ let server: ChildProcess | undefined;
 
 /** `mediad serve` in the quickstart's directory, until it answers; `env` as the README's command line sets it. */
 async function start(env: Record<string, string> = {}): Promise<void> {
-  server = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/cli.ts'), 'serve'], {
+  server = spawn(process.execPath, [...MEDIAD, 'serve'], {
     cwd: dir,
     env: { ...process.env, MEDIAD_PORT: String(port), MEDIAD_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -67,7 +68,7 @@ async function quickstartBlocks(): Promise<string[]> {
 
 before(async () => {
   dir = await fs.mkdtemp(path.join(os.tmpdir(), 'mediad-quickstart-'));
-  // The checkout's packages, for `node --import tsx` run in this directory.
+  // The checkout's packages, for the mediad command run in this directory (from source, with tsx).
   await fs.symlink(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
   port = await freePort();
   hookPort = await freePort();

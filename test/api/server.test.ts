@@ -9,9 +9,10 @@ import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { MEDIAD } from '../helpers/paths.js';
 
 const run = promisify(execFile);
-const CLI = ['--import', 'tsx', path.resolve('src/cli.ts')];
+const CLI = MEDIAD;
 
 function plainRequest(port: number, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
   return new Promise((resolve, reject) => {

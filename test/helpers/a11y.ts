@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { ROOT } from './paths.js';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
@@ -35,7 +36,7 @@ export async function axeViolations(
   return all.filter((v) => v.impact !== null && impacts.includes(v.impact));
 }
 
-export const SCREENSHOTS = path.resolve(import.meta.dirname, '../../docs/screenshots');
+export const SCREENSHOTS = path.join(ROOT, 'docs/screenshots');
 
 /**
  * Writes docs/screenshots/<name>.png (docs/web-app.md shows some of them) when MEDIAD_SCREENSHOTS=1,

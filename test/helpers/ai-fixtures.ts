@@ -3,12 +3,12 @@
 // flite, speech muxed into a video, silence, a video without audio, and a multi-scene video whose
 // scenes open with title cards drawn by FFmpeg drawtext.
 import { createHash, randomBytes } from 'node:crypto';
+import { ROOT } from './paths.js';
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, resolve } from 'node:path';
 import { mediaBinaries, runProcess } from '../../src/media/process-runner.js';
 
-export const AI_FIXTURE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../../.test-cache/ai-fixtures');
+export const AI_FIXTURE_DIR = resolve(ROOT, '.test-cache/ai-fixtures');
 
 /** Debian fonts-dejavu-core. */
 export const TITLE_FONT = '/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf';

@@ -3,14 +3,14 @@
 // recipe regenerates it; files are written under a temp name and renamed, so concurrent
 // test processes never see a half-written fixture.
 import { createHash, randomBytes } from 'node:crypto';
+import { ROOT } from './paths.js';
 import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, resolve } from 'node:path';
 import { crc32, deflateSync } from 'node:zlib';
 import sharp, { type Sharp } from 'sharp';
 import { mediaBinaries, runProcess } from '../../src/media/process-runner.js';
 
-export const FIXTURE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../../.test-cache/fixtures');
+export const FIXTURE_DIR = resolve(ROOT, '.test-cache/fixtures');
 
 interface Recipe {
   ext: string;

@@ -1,17 +1,17 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { ROOT } from './paths.js';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { CreateBucketCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { createS3Client } from '../../src/storage/s3-blob-store.js';
 
 // s3rver runs in a child process: its ListObjectsV2 continuation tokens use DES, which Node 20's
 // OpenSSL 3 only has with --openssl-legacy-provider (in-process, paginated lists fail with
 // ERR_OSSL_EVP_UNSUPPORTED). It also keeps the server's memory out of this process's measurements.
-const SERVER_SCRIPT = fileURLToPath(new URL('./s3rver-child.cjs', import.meta.url));
+const SERVER_SCRIPT = path.join(ROOT, 'test/helpers/s3rver-child.cjs');
 
 async function spawnS3rver(directory: string, bucket: string): Promise<{ child: ChildProcess; port: number }> {
   const env = { ...process.env, S3RVER_DIR: directory, S3RVER_BUCKET: bucket };

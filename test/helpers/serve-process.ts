@@ -4,6 +4,7 @@ import path from 'node:path';
 import { Agent, request } from 'undici';
 import type { ApiResponse } from './server.js';
 import { freePort } from './server.js';
+import { MEDIAD } from './paths.js';
 
 /** `mediad serve` as a process of its own (so a test can SIGKILL it), on a data dir the test keeps. */
 export interface ServeProcess {
@@ -23,7 +24,7 @@ export async function spawnServe(
   opts: { stdout?: boolean } = {},
 ): Promise<ServeProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('src/cli.ts'), 'serve'], {
+  const child = spawn(process.execPath, [...MEDIAD, 'serve'], {
     env: {
       ...process.env,
       MEDIAD_DATA_DIR: dataDir,

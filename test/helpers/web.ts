@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { ROOT } from './paths.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
@@ -10,7 +11,6 @@ import { startTestServer, type TestServer } from './server.js';
 // Chromium page that already holds the owner's session. Every request to another host is refused
 // and recorded (`page.outside`), console errors are kept (`page.consoleErrors`).
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
 const WEB = path.join(ROOT, 'web');
 const BUILT = path.join(ROOT, 'dist/web/index.html');
 const LOCK = path.join(ROOT, 'dist/.web-build.lock');

@@ -1,12 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import path from 'node:path';
 import type { TestServer } from './server.js';
+import { MEDIAD } from './paths.js';
 
 /** Starts `mediad worker` as its own process on the test server's data dir and database. */
 export function spawnWorker(t: TestServer, env: Record<string, string> = {}): ChildProcess {
   const config = t.server.runtime.deps.config;
-  const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('src/cli.ts'), 'worker'], {
+  const child = spawn(process.execPath, [...MEDIAD, 'worker'], {
     env: {
       ...process.env,
       MEDIAD_DATA_DIR: config.dataDir,

@@ -119,13 +119,11 @@ describe('decoding the lying file with a header-trusting probe (ffmpeg)', () => 
 
   it('video: the output stops at 60 s, and the run is refused', async () => {
     const out = join(dir, 'v.mp4');
-    const started = Date.now();
     await runFfmpeg(buildVideoArgs(liar, out, VIDEO, fooled, LIMIT), { timeoutMs: 60_000 });
     const seconds = (await probeFile(out, NO_LIMITS, { verifyDuration: false })).duration!;
     // 60 frames; the AAC track ends within one audio frame (21 ms) of the cut.
     assert.ok(seconds <= 60.05 && seconds >= 59.75, `output ${seconds} s`);
     assert.throws(() => checkOutputCap(seconds, VIDEO, fooled, LIMIT), isLimit(/header says 10 s/));
-    assert.ok(Date.now() - started < 30_000);
   });
 
   it('audio: the output stops at 60 s, and the run is refused', async () => {

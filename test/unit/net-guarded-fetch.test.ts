@@ -342,9 +342,7 @@ describe('guarded client: limits and failures', () => {
   it('(f) times out when the body stalls, and removes the partial file', async () => {
     const c = client({ idleTimeoutMs: 200 });
     const dest = path.join(dir, 'f');
-    const started = Date.now();
     await assert.rejects(c.download(`${base}/stall-body`, dest), expectCode('source_timeout', /stopped sending data/));
-    assert.ok(Date.now() - started < 2000);
     assert.equal(existsSync(dest), false);
     await assert.rejects(c.request(`${base}/stall-headers`), expectCode('source_timeout', /no response within 200 ms/));
     await c.close();

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { MEDIAD, ROOT } from '../helpers/paths.js';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -19,7 +20,6 @@ import { ensureWebBuilt, PASSWORD } from '../helpers/web.js';
 // asks for leaves the server.
 
 const run = promisify(execFile);
-const ROOT = path.resolve(import.meta.dirname, '../..');
 
 let dir: string;
 let home: string;
@@ -33,10 +33,10 @@ before(async () => {
   dir = await fs.mkdtemp(path.join(os.tmpdir(), 'mediad-first-hour-'));
   home = path.join(dir, 'home');
   await fs.mkdir(home);
-  // The checkout's packages, for `node --import tsx` run in this directory.
+  // The checkout's packages, for the mediad command run in this directory (from source, with tsx).
   await fs.symlink(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
   port = await freePort();
-  server = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/cli.ts'), 'serve'], {
+  server = spawn(process.execPath, [...MEDIAD, 'serve'], {
     cwd: dir,
     env: { ...process.env, MEDIAD_HOST: '127.0.0.1', MEDIAD_PORT: String(port), MEDIAD_WORKER_CONCURRENCY: '1' },
     stdio: ['ignore', 'pipe', 'inherit'],
