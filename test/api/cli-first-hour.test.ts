@@ -7,7 +7,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { freePort, startTestServer, type TestServer } from '../helpers/server.js';
-import { MEDIAD } from '../helpers/paths.js';
+import { MEDIAD, ROOT } from '../helpers/paths.js';
 
 // The mediad command in a new user's first hour (issue 21): --version, `upload`, `tls trust`,
 // `doctor` checking the whole install, start-up failures said in words, and the first-run
@@ -16,7 +16,10 @@ import { MEDIAD } from '../helpers/paths.js';
 
 const run = promisify(execFile);
 const CLI = MEDIAD;
-const PACKAGE = JSON.parse(await fs.readFile('package.json', 'utf8')) as { version: string; engines: { node: string } };
+const PACKAGE = JSON.parse(await fs.readFile(path.join(ROOT, 'package.json'), 'utf8')) as {
+  version: string;
+  engines: { node: string };
+};
 
 /** `mediad …` to its end: exit code and output, whatever the code. */
 async function mediad(args: string[], env: Record<string, string>, timeout = 120_000) {

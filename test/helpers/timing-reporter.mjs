@@ -7,12 +7,15 @@ import path from 'node:path';
 export default async function* timingReporter(source) {
   const files = new Map();
   const tests = [];
-  let failed = 0;
+  const failures = [];
   const started = Date.now();
   for await (const event of source) {
     if (event.type !== 'test:pass' && event.type !== 'test:fail') continue;
     const { file, nesting, name, details } = event.data;
-    if (event.type === 'test:fail' && details?.type !== 'suite') failed++;
+    if (event.type === 'test:fail' && details?.type !== 'suite')
+      failures.push(
+        `${file ? path.relative(process.cwd(), file) : '?'}: ${name}: ${details?.error?.cause?.message ?? details?.error?.message ?? ''}`,
+      );
     if (!file || nesting !== 0) continue;
     const rel = path.relative(process.cwd(), file);
     const ms = details?.duration_ms ?? 0;
@@ -26,7 +29,9 @@ export default async function* timingReporter(source) {
   }
   const s = (ms) => `${(ms / 1000).toFixed(1).padStart(7)} s`;
   const total = [...files.values()].reduce((a, b) => a + b, 0);
-  yield `\nwall ${s(Date.now() - started)}; sum of files ${s(total)}; ${files.size} files; ${failed} failed tests\n\nby folder:\n`;
+  yield `\nwall ${s(Date.now() - started)}; sum of files ${s(total)}; ${files.size} files; ${failures.length} failed tests\n`;
+  for (const f of failures) yield `  FAILED ${f}\n`;
+  yield '\nby folder:\n';
   for (const [folder, ms] of [...folders].sort((a, b) => b[1] - a[1])) yield `${s(ms)}  ${folder}\n`;
   yield '\nslowest files:\n';
   for (const [file, ms] of [...files].sort((a, b) => b[1] - a[1]).slice(0, 25)) yield `${s(ms)}  ${file}\n`;
