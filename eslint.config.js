@@ -60,7 +60,9 @@ const restrict = (files, banned, { typesFrom = [], ownedPatterns = owned } = {})
 });
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.test-cache/**', 'data/**', 'web/dist/**', 'web/src/api/schema.d.ts'] },
+  {
+    ignores: ['dist/**', 'node_modules/**', '.test-cache/**', 'data/**', 'web/dist/**', 'web/src/lib/api/schema.d.ts'],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -9,9 +9,9 @@ import {
   type ReactElement,
   type ReactNode,
 } from 'react';
-import { asApiError, type ApiError } from '../api/client';
+import { asApiError, type ApiError } from '../lib/api/client';
 import { useToast } from './toast';
-import { curlWithCa, useCaFile } from '../local-ca';
+import { curlWithCa, useCaFile } from '../lib/local-ca';
 
 // Shared building blocks for every page: headers, empty states, skeletons, the error banner, a
 // data table, copy buttons, "copy as curl", the confirm dialog and form fields.
