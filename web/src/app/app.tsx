@@ -3,7 +3,8 @@ import { BrowserRouter, Navigate, Outlet, Route, Routes, useLocation, useParams 
 import { setCurrentProject } from '../lib/api/client';
 import { Shell } from './shell';
 import { ToastProvider } from '../components/toast';
-import { ErrorBanner, Skeleton } from '../components/ui';
+import { ErrorBanner } from '../components/error-banner';
+import { Skeleton } from '../components/skeleton';
 import { firstProject, membershipOf, SessionProvider, useSession, useSignedIn } from '../lib/session';
 import { SignInPage } from '../features/auth/sign-in';
 

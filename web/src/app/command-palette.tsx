@@ -5,7 +5,7 @@ import { api, ApiError, ok } from '../lib/api/client';
 import { objectPath } from '../lib/event-types';
 import { firstProject, membershipOf, permissionsFor, useSession, useSignedIn } from '../lib/session';
 import { applyTheme } from '../lib/theme';
-import { ErrorBanner } from '../components/ui';
+import { ErrorBanner } from '../components/error-banner';
 import './command-palette.css';
 
 // The command palette (Ctrl/⌘-K): jump to an object by its id (fetched through the API, so an id of

@@ -7,7 +7,10 @@ import { membershipOf, permissionsFor, useSession, useSignedIn } from '../lib/se
 import { applyTheme } from '../lib/theme';
 import { CommandPalette } from './command-palette';
 import { useToast } from '../components/toast';
-import { Button, ErrorBanner, Field, FormDialog } from '../components/ui';
+import { Button } from '../components/button';
+import { ErrorBanner } from '../components/error-banner';
+import { Field } from '../components/field';
+import { FormDialog } from '../components/form-dialog';
 
 // The signed-in frame: a sidebar with the project's pages, a header with the project switcher
 // (organisation → projects, create a project) and the user menu (account, theme, sign out).

@@ -3,17 +3,15 @@ import { useNavigate } from 'react-router';
 import { api, ok } from '../../lib/api/client';
 import type { AccountSession, Theme } from '../../lib/api/types';
 import { useToast } from '../../components/toast';
-import {
-  Button,
-  ConfirmDialog,
-  DataTable,
-  ErrorBanner,
-  Field,
-  PageHeader,
-  Skeleton,
-  Time,
-  useLoad,
-} from '../../components/ui';
+import { Button } from '../../components/button';
+import { ConfirmDialog } from '../../components/confirm-dialog';
+import { DataTable } from '../../components/data-table';
+import { ErrorBanner } from '../../components/error-banner';
+import { Field } from '../../components/field';
+import { PageHeader } from '../../components/page-header';
+import { Skeleton } from '../../components/skeleton';
+import { Time } from '../../components/time';
+import { useLoad } from '../../lib/use-load';
 import { useSession, useSignedIn } from '../../lib/session';
 import { applyTheme } from '../../lib/theme';
 

@@ -4,7 +4,14 @@ import { api, ok } from '../../lib/api/client';
 import type { paths } from '../../lib/api/schema';
 import type { Data } from '../../lib/api/types';
 import { pageHref, pageOf, Pager, withParam } from '../../components/pager';
-import { DataTable, EmptyState, ErrorBanner, Field, PageHeader, Skeleton, Time, useLoad } from '../../components/ui';
+import { DataTable } from '../../components/data-table';
+import { EmptyState } from '../../components/empty-state';
+import { ErrorBanner } from '../../components/error-banner';
+import { Field } from '../../components/field';
+import { PageHeader } from '../../components/page-header';
+import { Skeleton } from '../../components/skeleton';
+import { Time } from '../../components/time';
+import { useLoad } from '../../lib/use-load';
 import { membershipOf, permissionsFor, useSignedIn } from '../../lib/session';
 import './admin.css';
 

@@ -2,19 +2,17 @@ import { useState } from 'react';
 import { api, asApiError, ok } from '../../lib/api/client';
 import type { Data, Role } from '../../lib/api/types';
 import { useToast } from '../../components/toast';
-import {
-  Button,
-  ConfirmDialog,
-  DataTable,
-  EmptyState,
-  ErrorBanner,
-  Field,
-  FormDialog,
-  Secret,
-  Skeleton,
-  Time,
-  useLoad,
-} from '../../components/ui';
+import { Button } from '../../components/button';
+import { ConfirmDialog } from '../../components/confirm-dialog';
+import { DataTable } from '../../components/data-table';
+import { EmptyState } from '../../components/empty-state';
+import { ErrorBanner } from '../../components/error-banner';
+import { Field } from '../../components/field';
+import { FormDialog } from '../../components/form-dialog';
+import { Secret } from '../../components/secret';
+import { Skeleton } from '../../components/skeleton';
+import { Time } from '../../components/time';
+import { useLoad } from '../../lib/use-load';
 import { useSession, useSignedIn } from '../../lib/session';
 
 // The organisation's members (change role, remove; the API's last-owner refusal said plainly) and

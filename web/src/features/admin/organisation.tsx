@@ -3,18 +3,16 @@ import { Link, useNavigate, useParams } from 'react-router';
 import { api, ok } from '../../lib/api/client';
 import type { Data, Role } from '../../lib/api/types';
 import { useToast } from '../../components/toast';
-import {
-  Button,
-  ConfirmDialog,
-  DataTable,
-  ErrorBanner,
-  Field,
-  FormDialog,
-  PageHeader,
-  Skeleton,
-  Time,
-  useLoad,
-} from '../../components/ui';
+import { Button } from '../../components/button';
+import { ConfirmDialog } from '../../components/confirm-dialog';
+import { DataTable } from '../../components/data-table';
+import { ErrorBanner } from '../../components/error-banner';
+import { Field } from '../../components/field';
+import { FormDialog } from '../../components/form-dialog';
+import { PageHeader } from '../../components/page-header';
+import { Skeleton } from '../../components/skeleton';
+import { Time } from '../../components/time';
+import { useLoad } from '../../lib/use-load';
 import { firstProject, membershipOf, permissionsFor, useSession, useSignedIn } from '../../lib/session';
 import { InvitationsSection, MembersSection } from './members';
 import './admin.css';

@@ -2,7 +2,10 @@ import { useEffect, useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { api, asApiError, ok } from '../../lib/api/client';
 import type { Membership } from '../../lib/api/types';
-import { Button, ErrorBanner, Field, Skeleton } from '../../components/ui';
+import { Button } from '../../components/button';
+import { ErrorBanner } from '../../components/error-banner';
+import { Field } from '../../components/field';
+import { Skeleton } from '../../components/skeleton';
 import { useSession } from '../../lib/session';
 import '../admin/admin.css';
 

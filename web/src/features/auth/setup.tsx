@@ -2,7 +2,10 @@ import { useEffect, useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { api, asApiError, ok } from '../../lib/api/client';
 import type { Data } from '../../lib/api/types';
-import { Button, ErrorBanner, Field, Secret } from '../../components/ui';
+import { Button } from '../../components/button';
+import { ErrorBanner } from '../../components/error-banner';
+import { Field } from '../../components/field';
+import { Secret } from '../../components/secret';
 import { useSession } from '../../lib/session';
 
 // First run: the setup link the server logged (/app/setup#token=…; the fragment never reaches a

@@ -1,7 +1,9 @@
 import { useState } from 'react';
 import { Navigate, useLocation, useNavigate, useSearchParams } from 'react-router';
 import { api, asApiError, ok } from '../../lib/api/client';
-import { Button, Field, useLoad } from '../../components/ui';
+import { Button } from '../../components/button';
+import { Field } from '../../components/field';
+import { useLoad } from '../../lib/use-load';
 import { oidcErrorMessage } from './oidc-errors';
 import { firstProject, useSession } from '../../lib/session';
 

@@ -2,16 +2,14 @@ import { useEffect, useId, useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { api, asApiError, ok, type ApiError } from '../../lib/api/client';
 import { useToast } from '../../components/toast';
-import {
-  Button,
-  ConfirmDialog,
-  CopyAsCurl,
-  ErrorBanner,
-  Field,
-  PageHeader,
-  Skeleton,
-  useLoad,
-} from '../../components/ui';
+import { Button } from '../../components/button';
+import { ConfirmDialog } from '../../components/confirm-dialog';
+import { CopyAsCurl } from '../../components/copy-as-curl';
+import { ErrorBanner } from '../../components/error-banner';
+import { Field } from '../../components/field';
+import { PageHeader } from '../../components/page-header';
+import { Skeleton } from '../../components/skeleton';
+import { useLoad } from '../../lib/use-load';
 import { membershipOf, permissionsFor, useSignedIn } from '../../lib/session';
 import { DryRunPanel, type DryRun } from './automation-dry-run';
 import { RunHistory } from './automation-runs';

@@ -2,7 +2,10 @@ import { useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { api, ok } from '../../lib/api/client';
 import type { Data } from '../../lib/api/types';
-import { Button, ErrorBanner, Field, useLoad } from '../../components/ui';
+import { Button } from '../../components/button';
+import { ErrorBanner } from '../../components/error-banner';
+import { Field } from '../../components/field';
+import { useLoad } from '../../lib/use-load';
 import { formatValue } from './automations-model';
 
 // Dry run (POST /automations/{id}/dry-run {media_id}): what a run on a chosen media would do,

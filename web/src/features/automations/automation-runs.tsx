@@ -1,7 +1,12 @@
 import { useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { api, ok } from '../../lib/api/client';
-import { Button, EmptyState, ErrorBanner, Skeleton, Time, useLoad } from '../../components/ui';
+import { Button } from '../../components/button';
+import { EmptyState } from '../../components/empty-state';
+import { ErrorBanner } from '../../components/error-banner';
+import { Skeleton } from '../../components/skeleton';
+import { Time } from '../../components/time';
+import { useLoad } from '../../lib/use-load';
 
 // Run history (GET /automations/{id}/runs, newest first, refreshed every 3 s): each workflow task the
 // automation started, the event that started it, and its steps' tasks, each linking to the tasks page

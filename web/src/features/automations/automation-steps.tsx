@@ -1,6 +1,7 @@
 import { useId, useState } from 'react';
 import { buildOptions, OptionFields, propertiesOf, valuesFromOptions, type Value } from '../../components/option-form';
-import { Button, Field } from '../../components/ui';
+import { Button } from '../../components/button';
+import { Field } from '../../components/field';
 import type { TaskConfig } from '../../lib/api/objects';
 import {
   conditionsOf,

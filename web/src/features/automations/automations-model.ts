@@ -1,6 +1,6 @@
 import type { ErrorDetail } from '../../lib/api/client';
 import type { Body, Data } from '../../lib/api/types';
-import { isRecord } from '../../components/option-form';
+import { isRecord } from '../../lib/guards';
 
 // The automation builder's model: the body PUT/POST /automations take, its workflow as a tree of
 // steps addressed by index paths ([1, 0] is `workflow[1].next[0]`, as the API names it), edits that

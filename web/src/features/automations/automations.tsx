@@ -3,16 +3,14 @@ import { Link, useParams } from 'react-router';
 import { api, ok } from '../../lib/api/client';
 import { SwitchControl } from '../../components/option-form';
 import { useToast } from '../../components/toast';
-import {
-  CopyAsCurl,
-  DataTable,
-  EmptyState,
-  ErrorBanner,
-  PageHeader,
-  Skeleton,
-  Time,
-  useLoad,
-} from '../../components/ui';
+import { CopyAsCurl } from '../../components/copy-as-curl';
+import { DataTable } from '../../components/data-table';
+import { EmptyState } from '../../components/empty-state';
+import { ErrorBanner } from '../../components/error-banner';
+import { PageHeader } from '../../components/page-header';
+import { Skeleton } from '../../components/skeleton';
+import { Time } from '../../components/time';
+import { useLoad } from '../../lib/use-load';
 import { membershipOf, permissionsFor, useSignedIn } from '../../lib/session';
 import { countSteps, type Automation } from './automations-model';
 import './automations.css';

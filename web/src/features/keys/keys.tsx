@@ -3,21 +3,19 @@ import { useParams, useSearchParams } from 'react-router';
 import { api, ok } from '../../lib/api/client';
 import type { ApiKey, Body } from '../../lib/api/types';
 import { useToast } from '../../components/toast';
-import {
-  Button,
-  ConfirmDialog,
-  CopyAsCurl,
-  DataTable,
-  EmptyState,
-  ErrorBanner,
-  Field,
-  FormDialog,
-  PageHeader,
-  Secret,
-  Skeleton,
-  Time,
-  useLoad,
-} from '../../components/ui';
+import { Button } from '../../components/button';
+import { ConfirmDialog } from '../../components/confirm-dialog';
+import { CopyAsCurl } from '../../components/copy-as-curl';
+import { DataTable } from '../../components/data-table';
+import { EmptyState } from '../../components/empty-state';
+import { ErrorBanner } from '../../components/error-banner';
+import { Field } from '../../components/field';
+import { FormDialog } from '../../components/form-dialog';
+import { PageHeader } from '../../components/page-header';
+import { Secret } from '../../components/secret';
+import { Skeleton } from '../../components/skeleton';
+import { Time } from '../../components/time';
+import { useLoad } from '../../lib/use-load';
 import { membershipOf, permissionsFor, useSignedIn } from '../../lib/session';
 
 // The project's API keys: list (name, hint, scopes, who made it, last used, expiry, state),

@@ -1,7 +1,12 @@
 import { useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { api, ok } from '../../lib/api/client';
-import { Button, CopyButton, DataTable, ErrorBanner, formatBytes, Time } from '../../components/ui';
+import { Button } from '../../components/button';
+import { CopyButton } from '../../components/copy-button';
+import { DataTable } from '../../components/data-table';
+import { ErrorBanner } from '../../components/error-banner';
+import { formatBytes } from '../../lib/format';
+import { Time } from '../../components/time';
 import { formatDuration } from './files';
 import type { Media, MediaFile, Signature, Task } from '../../lib/api/objects';
 

@@ -1,16 +1,14 @@
-import { useLoad } from '../../components/ui';
+import { useLoad } from '../../lib/use-load';
 import { chaptersFromJson, type Chapter } from './player';
 import { fetchText, formatDuration } from './files';
 import type { Media, MediaFile } from '../../lib/api/objects';
 import { parseVtt } from './vtt';
+import { isRecord } from '../../lib/guards';
 
 // The intelligence outputs of a media, read from its files (docs/tasks.md, "Intelligence"): the speech
 // transcript (segments whose times seek the player), chapters (seek), description and tags, and
 // NSFW scores. Outputs are JSON or WebVTT files; each is read defensively (no shape is assumed).
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
 const numOf = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 

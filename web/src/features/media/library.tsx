@@ -1,18 +1,16 @@
 import { useRef, type FormEvent, useEffect } from 'react';
 import { Link, useNavigate, useParams, useSearchParams } from 'react-router';
 import { api, ok } from '../../lib/api/client';
-import {
-  Button,
-  CopyAsCurl,
-  DataTable,
-  EmptyState,
-  ErrorBanner,
-  formatBytes,
-  PageHeader,
-  Skeleton,
-  Time,
-  useLoad,
-} from '../../components/ui';
+import { Button } from '../../components/button';
+import { CopyAsCurl } from '../../components/copy-as-curl';
+import { DataTable } from '../../components/data-table';
+import { EmptyState } from '../../components/empty-state';
+import { ErrorBanner } from '../../components/error-banner';
+import { formatBytes } from '../../lib/format';
+import { PageHeader } from '../../components/page-header';
+import { Skeleton } from '../../components/skeleton';
+import { Time } from '../../components/time';
+import { useLoad } from '../../lib/use-load';
 import { membershipOf, permissionsFor, useSignedIn } from '../../lib/session';
 import { MediaCard, MediaThumb, titleOf } from './card';
 import { formatDuration, originalOf } from './files';

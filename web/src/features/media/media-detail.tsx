@@ -1,18 +1,16 @@
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { api, asApiError, ok, type ApiError } from '../../lib/api/client';
-import {
-  Button,
-  ConfirmDialog,
-  CopyAsCurl,
-  ErrorBanner,
-  Field,
-  formatBytes,
-  PageHeader,
-  Skeleton,
-  Time,
-  useLoad,
-} from '../../components/ui';
+import { Button } from '../../components/button';
+import { ConfirmDialog } from '../../components/confirm-dialog';
+import { CopyAsCurl } from '../../components/copy-as-curl';
+import { ErrorBanner } from '../../components/error-banner';
+import { Field } from '../../components/field';
+import { formatBytes } from '../../lib/format';
+import { PageHeader } from '../../components/page-header';
+import { Skeleton } from '../../components/skeleton';
+import { Time } from '../../components/time';
+import { useLoad } from '../../lib/use-load';
 import { useToast } from '../../components/toast';
 import { membershipOf, permissionsFor, useSignedIn } from '../../lib/session';
 import { titleOf } from './card';

@@ -15,15 +15,12 @@ import {
 import { useEffect, useRef, useState, type RefObject } from 'react';
 import { fetchText, playableSources } from './files';
 import type { Media, MediaFile } from '../../lib/api/objects';
+import { isRecord } from '../../lib/guards';
 
 // The player: media-chrome's controls (bundled, accessible buttons and ranges with keyboard
 // support) around a native <video> or <audio>, with the media's tracks — subtitles (a `subtitles`
 // output in WebVTT), chapters (a `chapters` output: its VTT, or a VTT built from its JSON) and the
 // storyboard (a `thumbnails` output) that the time range previews on hover.
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function vttTime(s: number): string {
   const ms = Math.max(0, Math.round(s * 1000));

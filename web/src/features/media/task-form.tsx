@@ -2,7 +2,9 @@ import { useState, type FormEvent } from 'react';
 import { api, asApiError, ok, type ApiError } from '../../lib/api/client';
 import type { Body } from '../../lib/api/types';
 import { buildOptions, OptionFields, propertiesOf, type Value } from '../../components/option-form';
-import { Button, ErrorBanner, useLoad } from '../../components/ui';
+import { Button } from '../../components/button';
+import { ErrorBanner } from '../../components/error-banner';
+import { useLoad } from '../../lib/use-load';
 import type { Media, Task, TaskConfig } from '../../lib/api/objects';
 
 // "Run a task": the form is generated from GET /tasks-config (each kind's options as JSON Schema,

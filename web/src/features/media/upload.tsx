@@ -1,7 +1,10 @@
 import { useEffect, useId, useRef, useState, type DragEvent, type FormEvent } from 'react';
 import { Link } from 'react-router';
 import { api, ApiError, asApiError, ok } from '../../lib/api/client';
-import { Button, Field, FormDialog } from '../../components/ui';
+import { Button } from '../../components/button';
+import { Field } from '../../components/field';
+import { FormDialog } from '../../components/form-dialog';
+import { isRecord } from '../../lib/guards';
 
 // Uploads: each dropped or chosen file gets a signed PUT URL (POST /signatures, method put) and is
 // sent with XMLHttpRequest, whose upload progress drives its own bar; the answer is the new file
@@ -20,10 +23,6 @@ export interface Upload {
 }
 
 const FOLDER = 'uploads';
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** The error of a PUT answer (the envelope's or the bare generation's). */
 function errorOf(status: number, text: string): ApiError {

@@ -2,16 +2,14 @@ import { useId } from 'react';
 import { Link, useParams, useSearchParams } from 'react-router';
 import { api, ok } from '../../lib/api/client';
 import type { Data } from '../../lib/api/types';
-import {
-  CopyButton,
-  DataTable,
-  EmptyState,
-  ErrorBanner,
-  PageHeader,
-  Skeleton,
-  Time,
-  useLoad,
-} from '../../components/ui';
+import { CopyButton } from '../../components/copy-button';
+import { DataTable } from '../../components/data-table';
+import { EmptyState } from '../../components/empty-state';
+import { ErrorBanner } from '../../components/error-banner';
+import { PageHeader } from '../../components/page-header';
+import { Skeleton } from '../../components/skeleton';
+import { Time } from '../../components/time';
+import { useLoad } from '../../lib/use-load';
 import { pageHref, pageOf, Pager, withParam } from '../../components/pager';
 import { curlWithCa, useCaFile } from '../../lib/local-ca';
 import './operations.css';

@@ -1,7 +1,12 @@
 import { useParams } from 'react-router';
 import { api, ok } from '../../lib/api/client';
 import type { Data } from '../../lib/api/types';
-import { DataTable, ErrorBanner, PageHeader, Skeleton, Time, useLoad } from '../../components/ui';
+import { DataTable } from '../../components/data-table';
+import { ErrorBanner } from '../../components/error-banner';
+import { PageHeader } from '../../components/page-header';
+import { Skeleton } from '../../components/skeleton';
+import { Time } from '../../components/time';
+import { useLoad } from '../../lib/use-load';
 import './operations.css';
 
 // System status (GET /system, any signed-in person): the mediad version, database and storage

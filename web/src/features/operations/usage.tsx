@@ -2,7 +2,11 @@ import { lazy, Suspense, useMemo } from 'react';
 import { Link, useParams, useSearchParams } from 'react-router';
 import { api, ok } from '../../lib/api/client';
 import type { Data } from '../../lib/api/types';
-import { ErrorBanner, formatBytes, PageHeader, Skeleton, useLoad } from '../../components/ui';
+import { ErrorBanner } from '../../components/error-banner';
+import { formatBytes } from '../../lib/format';
+import { PageHeader } from '../../components/page-header';
+import { Skeleton } from '../../components/skeleton';
+import { useLoad } from '../../lib/use-load';
 import type { ChartSeries } from './usage-chart';
 import './operations.css';
 

@@ -2,17 +2,15 @@ import { Tabs } from 'radix-ui';
 import { Link, useParams } from 'react-router';
 import { api, ok } from '../../lib/api/client';
 import type { Task } from '../../lib/api/types';
-import {
-  CopyButton,
-  DataTable,
-  EmptyState,
-  ErrorBanner,
-  formatBytes,
-  PageHeader,
-  Skeleton,
-  Time,
-  useLoad,
-} from '../../components/ui';
+import { CopyButton } from '../../components/copy-button';
+import { DataTable } from '../../components/data-table';
+import { EmptyState } from '../../components/empty-state';
+import { ErrorBanner } from '../../components/error-banner';
+import { formatBytes } from '../../lib/format';
+import { PageHeader } from '../../components/page-header';
+import { Skeleton } from '../../components/skeleton';
+import { Time } from '../../components/time';
+import { useLoad } from '../../lib/use-load';
 import { membershipOf, permissionsFor, useSignedIn } from '../../lib/session';
 import { firstStepsNode, firstStepsShell } from './overview-snippets';
 import { useLocalCa } from '../../lib/local-ca';

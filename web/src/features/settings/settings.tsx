@@ -3,18 +3,16 @@ import { useParams } from 'react-router';
 import { api, ok } from '../../lib/api/client';
 import type { Body, Project } from '../../lib/api/types';
 import { useToast } from '../../components/toast';
-import {
-  Button,
-  ConfirmDialog,
-  CopyAsCurl,
-  ErrorBanner,
-  Field,
-  PageHeader,
-  Secret,
-  Skeleton,
-  Time,
-  useLoad,
-} from '../../components/ui';
+import { Button } from '../../components/button';
+import { ConfirmDialog } from '../../components/confirm-dialog';
+import { CopyAsCurl } from '../../components/copy-as-curl';
+import { ErrorBanner } from '../../components/error-banner';
+import { Field } from '../../components/field';
+import { PageHeader } from '../../components/page-header';
+import { Secret } from '../../components/secret';
+import { Skeleton } from '../../components/skeleton';
+import { Time } from '../../components/time';
+import { useLoad } from '../../lib/use-load';
 import { membershipOf, permissionsFor, useSignedIn } from '../../lib/session';
 
 // Project settings (GET/PATCH /project): signed delivery and the default API version; the

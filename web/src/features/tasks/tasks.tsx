@@ -6,22 +6,20 @@ import { pageOf } from '../../components/pager';
 import type { operations } from '../../lib/api/schema';
 import type { Data, Task } from '../../lib/api/types';
 import { useToast } from '../../components/toast';
-import {
-  Button,
-  ConfirmDialog,
-  CopyAsCurl,
-  CopyButton,
-  DataTable,
-  EmptyState,
-  ErrorBanner,
-  PageHeader,
-  Skeleton,
-  Time,
-  useLoad,
-  type Column,
-} from '../../components/ui';
+import { Button } from '../../components/button';
+import { ConfirmDialog } from '../../components/confirm-dialog';
+import { CopyAsCurl } from '../../components/copy-as-curl';
+import { CopyButton } from '../../components/copy-button';
+import { DataTable, type Column } from '../../components/data-table';
+import { EmptyState } from '../../components/empty-state';
+import { ErrorBanner } from '../../components/error-banner';
+import { PageHeader } from '../../components/page-header';
+import { Skeleton } from '../../components/skeleton';
+import { Time } from '../../components/time';
+import { useLoad } from '../../lib/use-load';
 import { membershipOf, permissionsFor, useSignedIn } from '../../lib/session';
 import './tasks.css';
+import { isRecord } from '../../lib/guards';
 
 // Tasks (/app/p/:projectId/tasks): a live list of the project's tasks (GET /tasks polled every
 // 2 s while the tab is visible), filtered by status, kind, media and automation (kept in the URL
@@ -95,9 +93,6 @@ function useLiveLoad<T>(load: () => Promise<T>, key: string, live: boolean) {
   return loaded;
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 function str(o: unknown, key: string): string | undefined {
   return isRecord(o) && typeof o[key] === 'string' ? o[key] : undefined;
 }

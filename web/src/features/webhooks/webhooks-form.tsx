@@ -1,7 +1,11 @@
 import { useState } from 'react';
 import { api, asApiError, ok } from '../../lib/api/client';
 import type { Data } from '../../lib/api/types';
-import { Button, ErrorBanner, Field, FormDialog, Secret } from '../../components/ui';
+import { Button } from '../../components/button';
+import { ErrorBanner } from '../../components/error-banner';
+import { Field } from '../../components/field';
+import { FormDialog } from '../../components/form-dialog';
+import { Secret } from '../../components/secret';
 import { describeEventType, EVENT_TYPES, type Subscription } from '../../lib/event-types';
 
 // Creating and editing a webhook endpoint, and the dialog that shows a new secret once.

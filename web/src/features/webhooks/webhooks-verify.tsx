@@ -1,5 +1,5 @@
 import { Tabs } from 'radix-ui';
-import { CopyButton } from '../../components/ui';
+import { CopyButton } from '../../components/copy-button';
 
 // Code that checks a delivery's Standard Webhooks signature: headers webhook-id, webhook-timestamp
 // and webhook-signature ("v1,<base64 HMAC-SHA256 of id.timestamp.body>", keyed with the base64

@@ -3,18 +3,16 @@ import { Link, useParams, useSearchParams } from 'react-router';
 import { api, ok } from '../../lib/api/client';
 import type { Data } from '../../lib/api/types';
 import { useToast } from '../../components/toast';
-import {
-  Button,
-  ConfirmDialog,
-  CopyAsCurl,
-  DataTable,
-  EmptyState,
-  ErrorBanner,
-  PageHeader,
-  Secret,
-  Skeleton,
-  useLoad,
-} from '../../components/ui';
+import { Button } from '../../components/button';
+import { ConfirmDialog } from '../../components/confirm-dialog';
+import { CopyAsCurl } from '../../components/copy-as-curl';
+import { DataTable } from '../../components/data-table';
+import { EmptyState } from '../../components/empty-state';
+import { ErrorBanner } from '../../components/error-banner';
+import { PageHeader } from '../../components/page-header';
+import { Secret } from '../../components/secret';
+import { Skeleton } from '../../components/skeleton';
+import { useLoad } from '../../lib/use-load';
 import { membershipOf, permissionsFor, useSignedIn } from '../../lib/session';
 import { EndpointDialog, NewSecretDialog, type Endpoint } from './webhooks-form';
 import { VerifySnippets } from './webhooks-verify';

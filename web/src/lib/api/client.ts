@@ -1,5 +1,6 @@
 import createClient, { type Middleware } from 'openapi-fetch';
 import type { paths } from './schema';
+import { isRecord } from '../guards';
 
 // The app's only way to the API: an openapi-fetch client typed from schema.d.ts (generated from
 // /openapi.json, `npm run web:schema`). It asks for the envelope generation explicitly (the
@@ -74,10 +75,6 @@ export class ApiError extends Error {
       return `Too many attempts: try again in ${this.retryAfter} s.`;
     return HINTS[this.code] ?? 'Try again; if it persists, the request id helps find it in the server log.';
   }
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** Reads the error envelope ({error: {code, message, details}}) or the bare error of an answer. */
