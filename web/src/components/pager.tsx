@@ -1,4 +1,5 @@
 import { Link } from 'react-router';
+import './pager.css';
 
 // Paged lists keep their filters, page and open item in the URL (shareable, back-button safe).
 // These build those URLs, so every list pages and filters alike.

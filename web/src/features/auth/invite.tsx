@@ -7,7 +7,6 @@ import { ErrorBanner } from '../../components/error-banner';
 import { Field } from '../../components/field';
 import { Skeleton } from '../../components/skeleton';
 import { useSession } from '../../lib/session';
-import '../admin/admin.css';
 
 // Accepting an invitation: /app/invite#token=… (the token is in the fragment, which no server
 // sees). Signed out: a new account (name and password) is made and signed in. Signed in: the

@@ -11,7 +11,6 @@ import { Time } from '../../components/time';
 import { useLoad } from '../../lib/use-load';
 import { pageHref, pageOf, Pager, withParam } from '../../components/pager';
 import { describeEventType, EVENT_PREFIXES, EVENT_TYPES, isEventFilter, linksOf } from '../../lib/event-types';
-import '../webhooks/webhooks.css';
 
 // The project's event log (GET /events): newest first, a type filter and the page in the URL, each
 // event's data as formatted JSON with links to the objects it names. ?event=evt_… shows one event

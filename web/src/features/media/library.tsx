@@ -184,7 +184,7 @@ export default function MediaLibraryPage() {
         />
       )}
       {total > PAGE_SIZE ? (
-        <nav className="pager" aria-label="Pages">
+        <nav className="library-pager" aria-label="Pages">
           <Button disabled={page <= 1} onClick={() => update({ page: null }, true)}>
             First
           </Button>
