@@ -5,7 +5,7 @@ import { api, ok } from '../lib/api/client';
 import type { Theme } from '../lib/api/types';
 import { membershipOf, permissionsFor, useSession, useSignedIn } from '../lib/session';
 import { applyTheme } from '../lib/theme';
-import { CommandPalette } from './command-palette';
+import { CommandPalette } from './command-palette/command-palette';
 import { useToast } from '../components/toast';
 import { Button } from '../components/button';
 import { ErrorBanner } from '../components/error-banner';
