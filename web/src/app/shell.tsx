@@ -38,12 +38,25 @@ export function Shell({ children }: { children?: ReactNode }) {
   const { projectId } = useParams();
   const session = useSignedIn();
   const perms = permissionsFor(membershipOf(session, projectId)?.role);
+  // On a narrow screen the sidebar folds behind the "Menu" button; choosing a page folds it again.
+  const [navOpen, setNavOpen] = useState(false);
   return (
     <div className="shell">
       <a className="skip-link" href="#main">
         Skip to content
       </a>
-      <aside className="sidebar" aria-label="Sidebar">
+      <aside
+        id="sidebar"
+        className="sidebar"
+        aria-label="Sidebar"
+        data-open={navOpen}
+        onKeyDown={(e) => {
+          if (e.key === 'Escape') setNavOpen(false);
+        }}
+      >
+        <button type="button" className="btn nav-close" onClick={() => setNavOpen(false)}>
+          Close menu
+        </button>
         <Link to={projectId ? `/p/${projectId}/overview` : '/'} className="brand">
           <svg viewBox="0 0 32 32" width="22" height="22" aria-hidden="true">
             <rect width="32" height="32" rx="7" fill="currentColor" />
@@ -52,7 +65,7 @@ export function Shell({ children }: { children?: ReactNode }) {
           mediad
         </Link>
         {projectId ? (
-          <nav aria-label="Project">
+          <nav aria-label="Project" onClick={() => setNavOpen(false)}>
             <ul>
               {NAV.filter((n) => !n.manage || perms.canManage).map((n) => (
                 <li key={n.to}>
@@ -68,6 +81,15 @@ export function Shell({ children }: { children?: ReactNode }) {
       </aside>
       <div className="main-col">
         <header className="topbar">
+          <button
+            type="button"
+            className="btn nav-toggle"
+            aria-controls="sidebar"
+            aria-expanded={navOpen}
+            onClick={() => setNavOpen((o) => !o)}
+          >
+            Menu
+          </button>
           <ProjectSwitcher />
           <CommandPalette />
           <UserMenu />

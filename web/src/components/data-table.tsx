@@ -1,4 +1,5 @@
 import type { ReactNode } from 'react';
+import { TableScroll } from './table-scroll';
 
 // A table of rows; it scrolls sideways inside its own box on a narrow screen.
 
@@ -24,7 +25,7 @@ export function DataTable<T>({
 }) {
   if (rows.length === 0 && empty) return <>{empty}</>;
   return (
-    <div className="table-wrap">
+    <TableScroll>
       <table className="data-table">
         <caption className="sr-only">{caption}</caption>
         <thead>
@@ -48,6 +49,6 @@ export function DataTable<T>({
           ))}
         </tbody>
       </table>
-    </div>
+    </TableScroll>
   );
 }

@@ -7,6 +7,7 @@ import { ErrorBanner } from '../../components/error-banner';
 import { Field } from '../../components/field';
 import { useLoad } from '../../lib/use-load';
 import { formatValue } from './automations-model';
+import { TableScroll } from '../../components/table-scroll';
 
 // Dry run (POST /automations/{id}/dry-run {media_id}): what a run on a chosen media would do,
 // nothing created. The trigger and each step by its path, whether it runs (yes / no / unknown) and
@@ -24,7 +25,7 @@ function Verdict({ passed }: { passed: boolean | null }) {
 function ConditionsTable({ conditions, caption }: { conditions: DryCondition[]; caption: string }) {
   if (conditions.length === 0) return <p className="small muted">No conditions.</p>;
   return (
-    <div className="table-wrap">
+    <TableScroll>
       <table className="data-table dry-conditions">
         <caption className="sr-only">{caption}</caption>
         <thead>
@@ -57,7 +58,7 @@ function ConditionsTable({ conditions, caption }: { conditions: DryCondition[]; 
           ))}
         </tbody>
       </table>
-    </div>
+    </TableScroll>
   );
 }
 

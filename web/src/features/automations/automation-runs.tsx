@@ -7,6 +7,7 @@ import { ErrorBanner } from '../../components/error-banner';
 import { Skeleton } from '../../components/skeleton';
 import { Time } from '../../components/time';
 import { useLoad } from '../../lib/use-load';
+import { TableScroll } from '../../components/table-scroll';
 
 // Run history (GET /automations/{id}/runs, newest first, refreshed every 3 s): each workflow task the
 // automation started, the event that started it, and its steps' tasks, each linking to the tasks page
@@ -71,7 +72,7 @@ export function RunHistory({ automationId }: { automationId: string }) {
                 ) : null}
               </div>
               {run.error ? <p className="field-error">{run.error}</p> : null}
-              <div className="table-wrap">
+              <TableScroll>
                 <table className="data-table">
                   <caption className="sr-only">Steps of run {run.id}</caption>
                   <thead>
@@ -106,7 +107,7 @@ export function RunHistory({ automationId }: { automationId: string }) {
                     ))}
                   </tbody>
                 </table>
-              </div>
+              </TableScroll>
             </li>
           ))}
         </ol>

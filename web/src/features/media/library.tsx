@@ -88,7 +88,7 @@ export default function MediaLibraryPage() {
   const filtered = Object.keys(query).length > 0;
 
   return (
-    <div className="page">
+    <div className="page page-wide">
       <PageHeader
         title="Media"
         description="Everything stored in this project. Filters and search stay in the address, so links keep them."

@@ -9,6 +9,7 @@ import { Skeleton } from '../../components/skeleton';
 import { useLoad } from '../../lib/use-load';
 import type { ChartSeries } from './usage-chart';
 import './operations.css';
+import { TableScroll } from '../../components/table-scroll';
 
 // Usage of the project (GET /usage?range=24h|7d|30d): storage now, bytes delivered, processing
 // seconds per task kind and tasks per status, as totals and as charts (uPlot, loaded on demand).
@@ -62,7 +63,7 @@ function ChartCard({
         {rows.length === 0 ? (
           <p className="muted">Nothing in this range.</p>
         ) : (
-          <div className="table-wrap">
+          <TableScroll>
             <table className="data-table">
               <caption className="sr-only">
                 {title}, per {usage.interval}
@@ -90,7 +91,7 @@ function ChartCard({
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableScroll>
         )}
       </details>
     </figure>
