@@ -11,6 +11,7 @@ import { Button } from '../components/button';
 import { ErrorBanner } from '../components/error-banner';
 import { Field } from '../components/field';
 import { FormDialog } from '../components/form-dialog';
+import { useBusy } from '../lib/use-busy';
 
 // The signed-in frame: a sidebar with the project's pages, a header with the project switcher
 // (organisation → projects, create a project) and the user menu (account, theme, sign out).
@@ -153,8 +154,7 @@ function ProjectSwitcher() {
 
 function CreateProjectDialog({ orgId, onClose }: { orgId: string | null; onClose: () => void }) {
   const [name, setName] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const { busy, error, setError, submit } = useBusy();
   const { refresh } = useSession();
   const navigate = useNavigate();
   const toast = useToast();
@@ -172,26 +172,17 @@ function CreateProjectDialog({ orgId, onClose }: { orgId: string | null; onClose
       description="A project has its own media, tasks, keys and webhooks."
     >
       <form
-        onSubmit={async (e) => {
-          e.preventDefault();
+        onSubmit={submit(async () => {
           if (!orgId) return;
-          setBusy(true);
-          setError(null);
-          try {
-            const made = ok(
-              await api.POST('/orgs/{id}/projects', { params: { path: { id: orgId } }, body: { name } }),
-            ).data;
-            await refresh();
-            toast({ title: `Project ${made.name} created`, tone: 'success' });
-            onClose();
-            setName('');
-            navigate(`/p/${made.id}/overview`);
-          } catch (err) {
-            setError(err);
-          } finally {
-            setBusy(false);
-          }
-        }}
+          const made = ok(
+            await api.POST('/orgs/{id}/projects', { params: { path: { id: orgId } }, body: { name } }),
+          ).data;
+          await refresh();
+          toast({ title: `Project ${made.name} created`, tone: 'success' });
+          onClose();
+          setName('');
+          navigate(`/p/${made.id}/overview`);
+        })}
       >
         <Field label="Name">
           {(p) => <input {...p} value={name} onChange={(e) => setName(e.target.value)} required maxLength={200} />}

@@ -14,6 +14,7 @@ import { Time } from '../../components/time';
 import { useLoad } from '../../lib/use-load';
 import { useSession, useSignedIn } from '../../lib/session';
 import { applyTheme } from '../../lib/theme';
+import { useBusy } from '../../lib/use-busy';
 
 // The signed-in person's account: name, theme, password, and their sessions (revoke one, or
 // sign out everywhere).
@@ -42,8 +43,7 @@ function ProfileCard() {
   const { refresh } = useSession();
   const toast = useToast();
   const [name, setName] = useState(session.user.name);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const { busy, error, setError, submit } = useBusy();
   const [theme, setTheme] = useState<Theme>(session.user.theme);
   const saveTheme = async (next: Theme) => {
     setTheme(next);
@@ -61,20 +61,11 @@ function ProfileCard() {
       <p className="muted">{session.user.email}</p>
       <form
         className="stack"
-        onSubmit={async (e) => {
-          e.preventDefault();
-          setBusy(true);
-          setError(null);
-          try {
-            ok(await api.PATCH('/account', { body: { name } }));
-            await refresh();
-            toast({ title: 'Name saved', tone: 'success' });
-          } catch (err) {
-            setError(err);
-          } finally {
-            setBusy(false);
-          }
-        }}
+        onSubmit={submit(async () => {
+          ok(await api.PATCH('/account', { body: { name } }));
+          await refresh();
+          toast({ title: 'Name saved', tone: 'success' });
+        })}
       >
         <Field label="Name">
           {(p) => <input {...p} value={name} onChange={(e) => setName(e.target.value)} required maxLength={200} />}
@@ -110,29 +101,19 @@ function ProfileCard() {
 function PasswordCard() {
   const [current, setCurrent] = useState('');
   const [next, setNext] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const { busy, error, submit } = useBusy();
   const toast = useToast();
   return (
     <section className="card" aria-labelledby="password-h">
       <h2 id="password-h">Password</h2>
       <form
         className="stack"
-        onSubmit={async (e) => {
-          e.preventDefault();
-          setBusy(true);
-          setError(null);
-          try {
-            ok(await api.POST('/account/password', { body: { current_password: current, new_password: next } }));
-            setCurrent('');
-            setNext('');
-            toast({ title: 'Password changed', description: 'Your other sessions were signed out.', tone: 'success' });
-          } catch (err) {
-            setError(err);
-          } finally {
-            setBusy(false);
-          }
-        }}
+        onSubmit={submit(async () => {
+          ok(await api.POST('/account/password', { body: { current_password: current, new_password: next } }));
+          setCurrent('');
+          setNext('');
+          toast({ title: 'Password changed', description: 'Your other sessions were signed out.', tone: 'success' });
+        })}
       >
         <Field label="Current password">
           {(p) => (

@@ -14,6 +14,7 @@ import { Skeleton } from '../../components/skeleton';
 import { Time } from '../../components/time';
 import { useLoad } from '../../lib/use-load';
 import { useSession, useSignedIn } from '../../lib/session';
+import { useBusy } from '../../lib/use-busy';
 
 // The organisation's members (change role, remove; the API's last-owner refusal said plainly) and
 // its invitations (create with email and role: the one-time link is shown once; list; revoke).
@@ -196,8 +197,7 @@ function InviteDialog({
 }) {
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<Role>('member');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const { busy, error, setError, submit } = useBusy();
   const [made, setMade] = useState<Invitation | null>(null);
   const close = () => {
     setEmail('');
@@ -233,22 +233,13 @@ function InviteDialog({
         </div>
       ) : (
         <form
-          onSubmit={async (e) => {
-            e.preventDefault();
-            setBusy(true);
-            setError(null);
-            try {
-              const inv = ok(
-                await api.POST('/orgs/{id}/invitations', { params: { path: { id: orgId } }, body: { email, role } }),
-              ).data;
-              setMade(inv);
-              onMade();
-            } catch (err) {
-              setError(err);
-            } finally {
-              setBusy(false);
-            }
-          }}
+          onSubmit={submit(async () => {
+            const inv = ok(
+              await api.POST('/orgs/{id}/invitations', { params: { path: { id: orgId } }, body: { email, role } }),
+            ).data;
+            setMade(inv);
+            onMade();
+          })}
         >
           <Field label="Email" error={fieldError('email')}>
             {(p) => <input {...p} type="email" value={email} onChange={(e) => setEmail(e.target.value)} required />}

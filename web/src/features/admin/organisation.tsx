@@ -16,6 +16,7 @@ import { useLoad } from '../../lib/use-load';
 import { firstProject, membershipOf, permissionsFor, useSession, useSignedIn } from '../../lib/session';
 import { InvitationsSection, MembersSection } from './members';
 import './admin.css';
+import { useBusy } from '../../lib/use-busy';
 
 // Administration of the organisation that holds the current project (owners and admins; instance
 // administrators act as owners): rename or delete the organisation, its projects (create, rename,
@@ -45,8 +46,7 @@ function NameDialog({
   onSubmit: (name: string) => Promise<unknown>;
 }) {
   const [name, setName] = useState(initial);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const { busy, error, setError, submit } = useBusy();
   return (
     <FormDialog
       open={open}
@@ -59,20 +59,11 @@ function NameDialog({
       {...(description ? { description } : {})}
     >
       <form
-        onSubmit={async (e) => {
-          e.preventDefault();
-          setBusy(true);
-          setError(null);
-          try {
-            await onSubmit(name.trim());
-            setName(initial);
-            onOpenChange(false);
-          } catch (err) {
-            setError(err);
-          } finally {
-            setBusy(false);
-          }
-        }}
+        onSubmit={submit(async () => {
+          await onSubmit(name.trim());
+          setName(initial);
+          onOpenChange(false);
+        })}
       >
         <Field label="Name">
           {(p) => <input {...p} value={name} onChange={(e) => setName(e.target.value)} required maxLength={200} />}

@@ -7,6 +7,7 @@ import { ErrorBanner } from '../../components/error-banner';
 import { Field } from '../../components/field';
 import { Secret } from '../../components/secret';
 import { useSession } from '../../lib/session';
+import { useBusy } from '../../lib/use-busy';
 
 // First run: the setup link the server logged (/app/setup#token=…; the fragment never reaches a
 // server) makes the first owner, organisation, project and API key. The key is shown once.
@@ -28,8 +29,7 @@ export default function SetupPage() {
     return () => window.removeEventListener('hashchange', onHash);
   }, []);
   const [form, setForm] = useState({ email: '', name: '', password: '', org: '', project: '' });
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const { busy, error, submit } = useBusy();
   const [made, setMade] = useState<Made | null>(null);
   const set = (k: keyof typeof form) => (e: React.ChangeEvent<HTMLInputElement>) =>
     setForm((f) => ({ ...f, [k]: e.target.value }));
@@ -90,21 +90,12 @@ export default function SetupPage() {
           </div>
         ) : null}
         <form
-          onSubmit={async (e) => {
-            e.preventDefault();
-            setBusy(true);
-            setError(null);
-            try {
-              const data = ok(await api.POST('/auth/setup', { body: { token, ...form } })).data;
-              // The token is spent: drop it from the address bar and history.
-              window.history.replaceState(null, '', window.location.pathname);
-              setMade(data);
-            } catch (err) {
-              setError(err);
-            } finally {
-              setBusy(false);
-            }
-          }}
+          onSubmit={submit(async () => {
+            const data = ok(await api.POST('/auth/setup', { body: { token, ...form } })).data;
+            // The token is spent: drop it from the address bar and history.
+            window.history.replaceState(null, '', window.location.pathname);
+            setMade(data);
+          })}
         >
           <Field label="Your name" error={fieldError('name')}>
             {(p) => <input {...p} autoComplete="name" value={form.name} onChange={set('name')} required />}

@@ -6,7 +6,8 @@ import { ErrorBanner } from '../../components/error-banner';
 import { Field } from '../../components/field';
 import { FormDialog } from '../../components/form-dialog';
 import { Secret } from '../../components/secret';
-import { type Family, type Access, type Scope, FAMILIES, toScope, ACCESS, EXPIRY } from './key-scopes';
+import { type Family, type Access, type Scope, FAMILIES, toScope, ACCESS, EXPIRY, expiresAt } from './key-scopes';
+import { useBusy } from '../../lib/use-busy';
 
 // Create a key: name, access per family, expiry; the full key is shown once, then only its hint.
 
@@ -31,8 +32,7 @@ export function CreateKeyDialog({
     secrets: 'none',
   });
   const [expiry, setExpiry] = useState('never');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const { busy, error, setError, submit } = useBusy();
   const [made, setMade] = useState<ApiKey | null>(null);
 
   const scopes: Scope[] = full
@@ -83,22 +83,12 @@ export function CreateKeyDialog({
         </div>
       ) : (
         <form
-          onSubmit={async (e) => {
-            e.preventDefault();
-            setBusy(true);
-            setError(null);
-            try {
-              const expires =
-                expiry === 'never' ? null : new Date(Date.now() + Number(expiry) * 86_400_000).toISOString();
-              const key = ok(await api.POST('/keys', { body: { name: name || null, scopes, expires } })).data;
-              setMade(key);
-              onCreated();
-            } catch (err) {
-              setError(err);
-            } finally {
-              setBusy(false);
-            }
-          }}
+          onSubmit={submit(async () => {
+            const expires = expiresAt(expiry);
+            const key = ok(await api.POST('/keys', { body: { name: name || null, scopes, expires } })).data;
+            setMade(key);
+            onCreated();
+          })}
         >
           <Field label="Name" hint="What uses it, e.g. “website uploads”.">
             {(p) => <input {...p} value={name} onChange={(e) => setName(e.target.value)} maxLength={200} />}

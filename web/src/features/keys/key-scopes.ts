@@ -49,3 +49,8 @@ export const EXPIRY = [
   { value: '90', label: 'In 90 days' },
   { value: '365', label: 'In a year' },
 ];
+
+/** When a key made now with this expiry preset (days, or "never") expires. */
+export function expiresAt(expiry: string): string | null {
+  return expiry === 'never' ? null : new Date(Date.now() + Number(expiry) * 86_400_000).toISOString();
+}

@@ -14,6 +14,7 @@ import { Skeleton } from '../../components/skeleton';
 import { Time } from '../../components/time';
 import { useLoad } from '../../lib/use-load';
 import { membershipOf, permissionsFor, useSignedIn } from '../../lib/session';
+import { useBusy } from '../../lib/use-busy';
 
 // Project settings (GET/PATCH /project): signed delivery and the default API version; the
 // webhook signing secret, revealed on request and rotated with confirmation.
@@ -60,8 +61,7 @@ export default function SettingsPage() {
 function ProjectForm({ project, canManage, onSaved }: { project: Project; canManage: boolean; onSaved: () => void }) {
   const [signed, setSigned] = useState(project.require_signed_delivery);
   const [version, setVersion] = useState<ApiVersion>(project.api_version);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const { busy, error, submit } = useBusy();
   const toast = useToast();
   const changed = signed !== project.require_signed_delivery || version !== project.api_version;
   return (
@@ -72,20 +72,11 @@ function ProjectForm({ project, canManage, onSaved }: { project: Project; canMan
       </p>
       <form
         className="stack"
-        onSubmit={async (e) => {
-          e.preventDefault();
-          setBusy(true);
-          setError(null);
-          try {
-            ok(await api.PATCH('/project', { body: { require_signed_delivery: signed, api_version: version } }));
-            toast({ title: 'Settings saved', tone: 'success' });
-            onSaved();
-          } catch (err) {
-            setError(err);
-          } finally {
-            setBusy(false);
-          }
-        }}
+        onSubmit={submit(async () => {
+          ok(await api.PATCH('/project', { body: { require_signed_delivery: signed, api_version: version } }));
+          toast({ title: 'Settings saved', tone: 'success' });
+          onSaved();
+        })}
       >
         <label className="check">
           <input type="checkbox" checked={signed} disabled={!canManage} onChange={(e) => setSigned(e.target.checked)} />
