@@ -15,6 +15,7 @@ import { useLoad } from '../../lib/use-load';
 import { useSession, useSignedIn } from '../../lib/session';
 import { applyTheme } from '../../lib/theme';
 import { useBusy } from '../../lib/use-busy';
+import { NewPasswordInput } from '../../components/new-password-input';
 
 // The signed-in person's account: name, theme, password, and their sessions (revoke one, or
 // sign out everywhere).
@@ -128,17 +129,7 @@ function PasswordCard() {
           )}
         </Field>
         <Field label="New password" hint="At least 10 characters. Your other sessions end.">
-          {(p) => (
-            <input
-              {...p}
-              type="password"
-              autoComplete="new-password"
-              minLength={10}
-              value={next}
-              onChange={(e) => setNext(e.target.value)}
-              required
-            />
-          )}
+          {(p) => <NewPasswordInput {...p} value={next} onChange={(e) => setNext(e.target.value)} />}
         </Field>
         <ErrorBanner error={error} />
         <div>

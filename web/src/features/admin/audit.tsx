@@ -14,6 +14,7 @@ import { Time } from '../../components/time';
 import { useLoad } from '../../lib/use-load';
 import { membershipOf, permissionsFor, useSignedIn } from '../../lib/session';
 import './admin.css';
+import { PlainOptions } from '../../components/plain-options';
 
 // The audit log of the organisation holding this project (GET /orgs/{id}/audit; owners and admins),
 // or, for instance administrators, every record (GET /audit, ?scope=all). Filters (action, actor,
@@ -131,12 +132,7 @@ export default function AuditPage() {
         <Field label="Action">
           {(p) => (
             <select {...p} value={action ?? ''} onChange={(e) => set('action', e.target.value || null)}>
-              <option value="">Any action</option>
-              {ACTIONS.map((a) => (
-                <option key={a} value={a}>
-                  {a}
-                </option>
-              ))}
+              <PlainOptions any="Any action" values={ACTIONS} />
             </select>
           )}
         </Field>
@@ -233,13 +229,7 @@ export default function AuditPage() {
               { key: 'ip', header: 'Address', cell: (r) => <span className="small">{r.ip ?? ''}</span> },
             ]}
           />
-          <Pager
-            page={list.data.meta.page}
-            pages={list.data.meta.pages}
-            total={list.data.meta.total}
-            hrefFor={(p) => pageHref(params, p)}
-            noun={['record', 'records']}
-          />
+          <Pager meta={list.data.meta} hrefFor={(p) => pageHref(params, p)} noun={['record', 'records']} />
         </>
       ) : null}
     </div>

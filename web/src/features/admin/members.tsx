@@ -15,6 +15,7 @@ import { Time } from '../../components/time';
 import { useLoad } from '../../lib/use-load';
 import { useSession, useSignedIn } from '../../lib/session';
 import { useBusy } from '../../lib/use-busy';
+import { ShownOnce } from '../../components/shown-once';
 
 // The organisation's members (change role, remove; the API's last-owner refusal said plainly) and
 // its invitations (create with email and role: the one-time link is shown once; list; revoke).
@@ -219,18 +220,13 @@ function InviteDialog({
       }
     >
       {made?.url ? (
-        <div className="stack">
+        <ShownOnce onDone={close}>
           <p>
             For <strong>{made.email}</strong> as <span className="badge">{made.role}</span>, valid until{' '}
             <Time iso={made.expires} />.
           </p>
           <Secret value={made.url} label="Invitation link" />
-          <div className="dialog-actions">
-            <Button tone="primary" onClick={close}>
-              Done
-            </Button>
-          </div>
-        </div>
+        </ShownOnce>
       ) : (
         <form
           onSubmit={submit(async () => {

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { api, asApiError, ok } from '../../lib/api/client';
 import type { Membership } from '../../lib/api/types';
@@ -7,14 +7,12 @@ import { ErrorBanner } from '../../components/error-banner';
 import { Field } from '../../components/field';
 import { Skeleton } from '../../components/skeleton';
 import { useSession } from '../../lib/session';
+import { AuthCard } from './auth-card';
+import { useFragmentToken } from './fragment-token';
 
 // Accepting an invitation: /app/invite#token=… (the token is in the fragment, which no server
 // sees). Signed out: a new account (name and password) is made and signed in. Signed in: the
 // membership is added to this account when its email is the invitation's (the API checks).
-
-function tokenFromFragment(): string {
-  return new URLSearchParams(window.location.hash.slice(1)).get('token') ?? '';
-}
 
 const REASONS: Record<string, string> = {
   not_found: 'This invitation link is not valid. Ask for a new one.',
@@ -26,12 +24,7 @@ const REASONS: Record<string, string> = {
 export default function InvitePage() {
   const { state, adopt, signOut } = useSession();
   const navigate = useNavigate();
-  const [token, setToken] = useState(tokenFromFragment);
-  useEffect(() => {
-    const onHash = () => setToken(tokenFromFragment());
-    window.addEventListener('hashchange', onHash);
-    return () => window.removeEventListener('hashchange', onHash);
-  }, []);
+  const token = useFragmentToken();
   const [name, setName] = useState('');
   const [password, setPassword] = useState('');
   const [busy, setBusy] = useState(false);
@@ -155,12 +148,5 @@ export default function InvitePage() {
     );
   }
 
-  return (
-    <main id="main" className="center-page">
-      <div className="card auth-card">
-        <h1>Join an organisation on mediad</h1>
-        {content}
-      </div>
-    </main>
-  );
+  return <AuthCard title="Join an organisation on mediad">{content}</AuthCard>;
 }

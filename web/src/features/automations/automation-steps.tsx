@@ -18,6 +18,7 @@ import {
   type Step,
   type StepPath,
 } from './automations-model';
+import { PlainOptions } from '../../components/plain-options';
 
 // The builder's step cards: a vertical tree (ordered steps; a step's `next` steps under it), each
 // card's options generated from the kind's schema in GET /tasks-config (components/option-form), a
@@ -96,12 +97,7 @@ export function ConditionsEditor({
                   disabled={disabled}
                   onChange={(e) => set(rows.map((x, j) => (j === i ? { ...x, op: e.target.value } : x)))}
                 >
-                  <option value="">equals</option>
-                  {OPERATORS.map((o) => (
-                    <option key={o} value={o}>
-                      {o}
-                    </option>
-                  ))}
+                  <PlainOptions any="equals" values={OPERATORS} />
                 </select>
               )}
             </Field>

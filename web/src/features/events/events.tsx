@@ -1,5 +1,5 @@
 import { useId } from 'react';
-import { Link, useParams, useSearchParams } from 'react-router';
+import { Link } from 'react-router';
 import { api, ok } from '../../lib/api/client';
 import type { Data } from '../../lib/api/types';
 import { CopyAsCurl } from '../../components/copy-as-curl';
@@ -9,7 +9,7 @@ import { PageHeader } from '../../components/page-header';
 import { Skeleton } from '../../components/skeleton';
 import { Time } from '../../components/time';
 import { useLoad } from '../../lib/use-load';
-import { pageHref, pageOf, Pager, withParam } from '../../components/pager';
+import { Pager, useListParams, withParam } from '../../components/pager';
 import { describeEventType, EVENT_PREFIXES, EVENT_TYPES, isEventFilter, linksOf } from '../../lib/event-types';
 
 // The project's event log (GET /events): newest first, a type filter and the page in the URL, each
@@ -59,12 +59,9 @@ function EventCard({ event, projectId, open }: { event: EventObject; projectId: 
 }
 
 export default function EventsPage() {
-  const { projectId = '' } = useParams();
-  const [params, setParams] = useSearchParams();
+  const { projectId, params, setParams, page, openId: eventId, hrefFor } = useListParams('event');
   const typeParam = params.get('type');
   const type = isEventFilter(typeParam) ? typeParam : undefined;
-  const page = pageOf(params);
-  const eventId = params.get('event');
   const selectId = useId();
 
   const list = useLoad(
@@ -75,8 +72,6 @@ export default function EventsPage() {
     async () => (eventId ? ok(await api.GET('/events/{id}', { params: { path: { id: eventId } } })).data : null),
     `${projectId}:${eventId}`,
   );
-
-  const hrefFor = (p: number) => pageHref(params, p, ['event']);
 
   return (
     <div className="page">
@@ -141,12 +136,7 @@ export default function EventsPage() {
                 <EventCard key={e.id} event={e} projectId={projectId} />
               ))}
             </ul>
-            <Pager
-              page={list.data.meta.page}
-              pages={list.data.meta.pages}
-              total={list.data.meta.total}
-              hrefFor={hrefFor}
-            />
+            <Pager meta={list.data.meta} hrefFor={hrefFor} />
           </>
         )
       ) : null}

@@ -8,6 +8,7 @@ import { FormDialog } from '../../components/form-dialog';
 import { Secret } from '../../components/secret';
 import { type Family, type Access, type Scope, FAMILIES, toScope, ACCESS, EXPIRY, expiresAt } from './key-scopes';
 import { useBusy } from '../../lib/use-busy';
+import { ShownOnce } from '../../components/shown-once';
 
 // Create a key: name, access per family, expiry; the full key is shown once, then only its hint.
 
@@ -64,23 +65,17 @@ export function CreateKeyDialog({
       description={made ? undefined : 'Give it only the access it needs.'}
     >
       {made ? (
-        <div className="stack">
+        <ShownOnce
+          onDone={() => {
+            reset();
+            onClose();
+          }}
+        >
           <Secret value={made.key ?? ''} label="New API key" />
           <div className="banner banner-warn" role="note">
             Copy it now: it is shown only once. mediad keeps only its hash.
           </div>
-          <div className="dialog-actions">
-            <Button
-              tone="primary"
-              onClick={() => {
-                reset();
-                onClose();
-              }}
-            >
-              Done
-            </Button>
-          </div>
-        </div>
+        </ShownOnce>
       ) : (
         <form
           onSubmit={submit(async () => {

@@ -17,6 +17,7 @@ import { formatDuration, originalOf } from './files';
 import type { Media } from '../../lib/api/objects';
 import { AddFromUrl, DropZone, UploadList, useUploads } from './upload';
 import './media.css';
+import { PlainOptions } from '../../components/plain-options';
 
 // The media library: grid or list, filters and search kept in the URL (so reload, back and links
 // keep them), page numbers over GET /media (exact totals: a kept counter when unfiltered, indexed
@@ -248,23 +249,13 @@ function Filters({
       <div className="field">
         <label htmlFor="f-kind">Kind</label>
         <select id="f-kind" value={text('kind')} onChange={(e) => update({ kind: e.target.value || null })}>
-          <option value="">Any</option>
-          {KINDS.map((k) => (
-            <option key={k} value={k}>
-              {k}
-            </option>
-          ))}
+          <PlainOptions any="Any" values={KINDS} />
         </select>
       </div>
       <div className="field">
         <label htmlFor="f-status">Status</label>
         <select id="f-status" value={text('status')} onChange={(e) => update({ status: e.target.value || null })}>
-          <option value="">Any</option>
-          {STATUSES.map((s) => (
-            <option key={s} value={s}>
-              {s}
-            </option>
-          ))}
+          <PlainOptions any="Any" values={STATUSES} />
         </select>
       </div>
       <div className="field">

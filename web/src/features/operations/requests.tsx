@@ -1,5 +1,5 @@
 import { useId } from 'react';
-import { Link, useParams, useSearchParams } from 'react-router';
+import { Link } from 'react-router';
 import { api, ok } from '../../lib/api/client';
 import type { Data } from '../../lib/api/types';
 import { CopyButton } from '../../components/copy-button';
@@ -10,9 +10,10 @@ import { PageHeader } from '../../components/page-header';
 import { Skeleton } from '../../components/skeleton';
 import { Time } from '../../components/time';
 import { useLoad } from '../../lib/use-load';
-import { pageHref, pageOf, Pager, withParam } from '../../components/pager';
+import { Pager, useListParams, withParam } from '../../components/pager';
 import { curlWithCa, useCaFile } from '../../lib/local-ca';
 import './operations.css';
+import { PlainOptions } from '../../components/plain-options';
 
 // The project's request log (GET /requests): newest first, a status-class filter and the page in
 // the URL, one request opened by ?request=req_… (GET /requests/{id}). "Copy as curl" rebuilds the
@@ -112,12 +113,9 @@ function RequestDetail({ r }: { r: RequestRow }) {
 }
 
 export default function RequestsPage() {
-  const { projectId = '' } = useParams();
-  const [params, setParams] = useSearchParams();
+  const { projectId, params, setParams, page, openId: requestId, hrefFor } = useListParams('request');
   const cls = params.get('status_class');
   const statusClass = isClass(cls) ? cls : undefined;
-  const page = pageOf(params);
-  const requestId = params.get('request');
   const selectId = useId();
 
   const list = useLoad(
@@ -134,7 +132,6 @@ export default function RequestsPage() {
     `${projectId}:${requestId}`,
   );
 
-  const hrefFor = (p: number) => pageHref(params, p, ['request']);
   const openHref = (id: string) => {
     const next = new URLSearchParams(params);
     next.set('request', id);
@@ -155,12 +152,7 @@ export default function RequestsPage() {
           value={statusClass ?? ''}
           onChange={(e) => setParams((prev) => withParam(prev, 'status_class', e.target.value, ['page', 'request']))}
         >
-          <option value="">All statuses</option>
-          {CLASSES.map((c) => (
-            <option key={c} value={c}>
-              {c}
-            </option>
-          ))}
+          <PlainOptions any="All statuses" values={CLASSES} />
         </select>
         <button type="button" className="btn btn-small" onClick={list.reload}>
           Refresh
@@ -215,12 +207,7 @@ export default function RequestsPage() {
               },
             ]}
           />
-          <Pager
-            page={list.data.meta.page}
-            pages={list.data.meta.pages}
-            total={list.data.meta.total}
-            hrefFor={hrefFor}
-          />
+          <Pager meta={list.data.meta} hrefFor={hrefFor} />
         </>
       ) : null}
     </div>

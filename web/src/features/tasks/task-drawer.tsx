@@ -190,7 +190,7 @@ function TaskDetail({
                   <dd>
                     <button
                       type="button"
-                      className="task-linklike"
+                      className="link-button"
                       onClick={() => onFilterAutomation(task.automation_id ?? '')}
                     >
                       {task.automation_id}

@@ -11,6 +11,7 @@ import { Skeleton } from '../../components/skeleton';
 import { Time } from '../../components/time';
 import { AttemptCodes, DeliveryBadge, RedeliverButton, STATUSES, type DeliveryStatus } from './delivery-parts';
 import type { Endpoint } from './webhooks-form';
+import { PlainOptions } from '../../components/plain-options';
 
 // The delivery log: a status filter, one row a delivery with its attempts' codes, and the pager.
 
@@ -53,12 +54,7 @@ export function DeliveriesLog({
             value={status ?? ''}
             onChange={(e) => setParam('status', e.target.value || null, true)}
           >
-            <option value="">All</option>
-            {STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
+            <PlainOptions any="All" values={STATUSES} />
           </select>
         </div>
       </div>
@@ -115,12 +111,7 @@ export function DeliveriesLog({
               },
             ]}
           />
-          <Pager
-            page={deliveries.data.meta.page}
-            pages={deliveries.data.meta.pages}
-            total={deliveries.data.meta.total}
-            hrefFor={(p) => pageHref(params, p)}
-          />
+          <Pager meta={deliveries.data.meta} hrefFor={(p) => pageHref(params, p)} />
         </>
       ) : null}
     </section>
