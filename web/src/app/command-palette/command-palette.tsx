@@ -6,6 +6,7 @@ import { firstProject, membershipOf, useSignedIn } from '../../lib/session';
 import { ErrorBanner } from '../../components/error-banner';
 import { matches, useCommands, type Command } from './commands';
 import { ID, KINDS, locate } from './locate';
+import { CommandList, optionId } from './command-list';
 import './command-palette.css';
 
 // The command palette (Ctrl/⌘-K): jump to an object by its id (fetched through the API, so an id of
@@ -94,8 +95,6 @@ export function CommandPalette() {
     }
   };
 
-  const optionId = (i: number) => `${listId}-${i}`;
-
   return (
     <Dialog.Root
       open={open}
@@ -123,7 +122,7 @@ export function CommandPalette() {
             aria-expanded="true"
             aria-controls={listId}
             aria-autocomplete="list"
-            aria-activedescendant={shown.length > 0 ? optionId(current) : undefined}
+            aria-activedescendant={shown.length > 0 ? optionId(listId, current) : undefined}
             placeholder="Type a page or action, or paste an id (med_…, task_…, we_…)"
             value={query}
             autoComplete="off"
@@ -136,28 +135,7 @@ export function CommandPalette() {
             onKeyDown={onKeyDown}
             aria-busy={busy || undefined}
           />
-          <ul id={listId} role="listbox" aria-label="Commands" className="palette-list">
-            {shown.map((c, i) => (
-              <li
-                key={c.key}
-                id={optionId(i)}
-                role="option"
-                aria-selected={i === current}
-                className="palette-item"
-                onMouseMove={() => setActive(i)}
-                onMouseDown={(e) => e.preventDefault()}
-                onClick={() => void run(c)}
-              >
-                <span>{c.label}</span>
-                <span className="palette-group">{c.group}</span>
-              </li>
-            ))}
-          </ul>
-          {shown.length === 0 ? (
-            <p className="muted small" role="status">
-              Nothing matches. Ids start with med_, file_, task_, auto_, evt_, we_, whd_, key_ or prj_.
-            </p>
-          ) : null}
+          <CommandList id={listId} commands={shown} current={current} onHover={setActive} onRun={(c) => void run(c)} />
           <ErrorBanner error={error} />
         </Dialog.Content>
       </Dialog.Portal>

@@ -1,3 +1,6 @@
+import { api, ok } from '../../lib/api/client';
+import { Button } from '../../components/button';
+import { ConfirmDialog } from '../../components/confirm-dialog';
 import { type Status, type Kind, type RetryResult } from './tasks-model';
 
 // "Retry all failed" acts on the current filter; its result says which tasks could not be retried.
@@ -41,5 +44,27 @@ export function RetryAllResult({ result, onClose }: { result: RetryResult; onClo
         ×
       </button>
     </div>
+  );
+}
+
+/** "Retry all failed" of the current filter, after asking. */
+export function RetryAllButton({ filter, onRetried }: { filter: Filter; onRetried: (result: RetryResult) => void }) {
+  return (
+    <ConfirmDialog
+      trigger={<Button>Retry all failed</Button>}
+      title="Retry all failed tasks"
+      description={
+        <p>
+          Every failed task {describeFilter(filter)} runs again as a new task (at most 1,000, oldest first). A task that
+          was retried before is not retried again.
+        </p>
+      }
+      confirmLabel="Retry failed tasks"
+      tone="primary"
+      onConfirm={async () => {
+        const { status: _all, ...body } = filter;
+        onRetried(ok(await api.POST('/tasks/retry', { body })).data);
+      }}
+    />
   );
 }

@@ -1,22 +1,19 @@
 import { useState } from 'react';
-import { Link, useParams, useSearchParams } from 'react-router';
+import { useParams, useSearchParams } from 'react-router';
 import { api, ok } from '../../lib/api/client';
 import { pageOf } from '../../components/pager';
-import type { Task } from '../../lib/api/types';
 import { Button } from '../../components/button';
-import { ConfirmDialog } from '../../components/confirm-dialog';
-import { DataTable, type Column } from '../../components/data-table';
+import { DataTable } from '../../components/data-table';
 import { EmptyState } from '../../components/empty-state';
 import { ErrorBanner } from '../../components/error-banner';
 import { PageHeader } from '../../components/page-header';
 import { Skeleton } from '../../components/skeleton';
-import { Time } from '../../components/time';
 import { membershipOf, permissionsFor, useSignedIn } from '../../lib/session';
 import './tasks.css';
-import { type RetryResult, isStatus, isKind, LIMIT, formatDuration } from './tasks-model';
-import { type Filter, describeFilter, RetryAllResult } from './retry-all';
+import { type RetryResult, isStatus, isKind, LIMIT } from './tasks-model';
+import { type Filter, RetryAllButton, RetryAllResult } from './retry-all';
+import { taskColumns } from './task-columns';
 import { useLiveLoad } from './use-live-load';
-import { StatusBadge, Progress, Failure, Place, TaskActions } from './task-parts';
 import { Filters } from './task-filters';
 import { TaskDrawer } from './task-drawer';
 
@@ -68,61 +65,8 @@ export default function TasksPage() {
   };
 
   const rows = list.data?.data ?? [];
-  // A failed task retried since: its retry (when it is on this page) is linked from its row.
-  const retriedAs = new Map<string, string>();
-  for (const t of rows) if (t.retry_of) retriedAs.set(t.retry_of, t.id);
+  const columns = taskColumns({ rows, taskLink, projectId, canWrite, onChanged: list.reload });
   const filtered = Object.values(filter).some((v) => v !== undefined);
-
-  const columns: Column<Task>[] = [
-    {
-      key: 'task',
-      header: 'Task',
-      cell: (t) => (
-        <div className="task-stack">
-          <Link to={taskLink(t.id)} className="task-id">
-            {t.id}
-          </Link>
-          <span className="small muted">{t.kind}</span>
-        </div>
-      ),
-    },
-    {
-      key: 'status',
-      header: 'Status',
-      cell: (t) => (
-        <div className="task-stack">
-          <StatusBadge status={t.status} />
-          <Progress task={t} />
-          <Failure task={t} />
-          {retriedAs.has(t.id) ? (
-            <span className="small muted">
-              Retried as <Link to={taskLink(retriedAs.get(t.id) ?? '')}>{retriedAs.get(t.id)}</Link>
-            </span>
-          ) : null}
-        </div>
-      ),
-    },
-    { key: 'attempts', header: 'Attempts', className: 'num', cell: (t) => t.attempts },
-    { key: 'input', header: 'Input', cell: (t) => <Place value={t.input} projectId={projectId} /> },
-    { key: 'created', header: 'Created', className: 'task-nowrap', cell: (t) => <Time iso={t.created} /> },
-    {
-      key: 'took',
-      header: 'Took',
-      className: 'task-nowrap',
-      cell: (t) =>
-        formatDuration(t.started, t.finished) ??
-        (t.started && !t.finished ? <span className="muted">running</span> : '—'),
-    },
-    ...(canWrite
-      ? [
-          {
-            key: 'actions',
-            header: <span className="sr-only">Actions</span>,
-            cell: (t: Task) => <TaskActions task={t} onChanged={list.reload} />,
-          },
-        ]
-      : []),
-  ];
 
   const meta = list.data?.meta;
   return (
@@ -132,20 +76,10 @@ export default function TasksPage() {
         description="Every task of this project, newest first. The list updates by itself while this tab is open."
         actions={
           canWrite ? (
-            <ConfirmDialog
-              trigger={<Button>Retry all failed</Button>}
-              title="Retry all failed tasks"
-              description={
-                <p>
-                  Every failed task {describeFilter(filter)} runs again as a new task (at most 1,000, oldest first). A
-                  task that was retried before is not retried again.
-                </p>
-              }
-              confirmLabel="Retry failed tasks"
-              tone="primary"
-              onConfirm={async () => {
-                const { status: _all, ...body } = filter;
-                setRetryResult(ok(await api.POST('/tasks/retry', { body })).data);
+            <RetryAllButton
+              filter={filter}
+              onRetried={(result) => {
+                setRetryResult(result);
                 list.reload();
               }}
             />
