@@ -59,8 +59,36 @@ const restrict = (files, banned, { typesFrom = [], ownedPatterns = owned } = {})
   },
 });
 
+/** The web app's feature folders (web/src/features/<name>/); a new one is added here. */
+const WEB_FEATURES = [
+  'account',
+  'admin',
+  'auth',
+  'automations',
+  'events',
+  'keys',
+  'media',
+  'operations',
+  'overview',
+  'settings',
+  'tasks',
+  'webhooks',
+];
+const WEB_NOT_SERVER = {
+  group: ['**/src/*', '!./*', '!../*'],
+  message: 'the web app uses the public API, not src/',
+};
+const webBan = (group, message) => ({ group, message });
+/** One rule per web/src folder, keeping the ban on src/ (a later rule for the same files replaces it). */
+const webRestrict = (folder, patterns) => ({
+  files: [`web/src/${folder}/**/*.{ts,tsx}`],
+  rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [WEB_NOT_SERVER, ...patterns] }] },
+});
+
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.test-cache/**', 'data/**', 'web/dist/**', 'web/src/api/schema.d.ts'] },
+  {
+    ignores: ['dist/**', 'node_modules/**', '.test-cache/**', 'data/**', 'web/dist/**', 'web/src/lib/api/schema.d.ts'],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -122,18 +150,36 @@ export default tseslint.config(
   },
   {
     // The web application (web/): browser code, React's hook rules. It reaches the server only
-    // through the public API (web/src/api/client.ts), never by importing src/.
+    // through the public API (web/src/lib/api/client.ts), never by importing src/.
     files: ['web/**/*.{ts,tsx}'],
     ...reactHooks.configs.flat['recommended-latest'],
     languageOptions: { globals: { ...globals.browser } },
     rules: {
       ...reactHooks.configs.flat['recommended-latest'].rules,
-      '@typescript-eslint/no-restricted-imports': [
-        'error',
-        { patterns: [{ group: ['**/src/*', '!./*', '!../*'], message: 'the web app uses the public API, not src/' }] },
-      ],
+      '@typescript-eslint/no-restricted-imports': ['error', { patterns: [WEB_NOT_SERVER] }],
     },
   },
+  // web/src's boundaries (docs/web-app.md, "web/src layout"): a feature imports no other feature and
+  // not the app shell; lib/ and components/ import no feature and not the shell; lib/ imports no
+  // component. What two features share moves down to lib/ or components/.
+  ...WEB_FEATURES.map((f) =>
+    webRestrict(`features/${f}`, [
+      webBan(
+        WEB_FEATURES.filter((g) => g !== f).flatMap((g) => [`../${g}/*`, `../../${g}/*`, `**/features/${g}/*`]),
+        `the ${f} feature may not import another feature: move what they share to web/src/lib/ or web/src/components/`,
+      ),
+      webBan(['**/app/*'], 'a feature may not import the app shell (web/src/app/)'),
+    ]),
+  ),
+  webRestrict('components', [
+    webBan(['**/features/*', '**/app/*'], 'web/src/components/ may not import a feature or the app shell'),
+  ]),
+  webRestrict('lib', [
+    webBan(
+      ['**/features/*', '**/app/*', '**/components/*'],
+      'web/src/lib/ may not import a feature, a component or the app shell',
+    ),
+  ]),
   {
     files: ['web/public/**/*.js'],
     languageOptions: { globals: { ...globals.browser }, sourceType: 'script' },

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { OIDC_SIGN_IN_ERRORS } from '../../src/errors.js';
-import { OIDC_SIGN_IN_MESSAGES, oidcErrorMessage } from '../../web/src/oidc-errors.js';
+import { OIDC_SIGN_IN_MESSAGES, oidcErrorMessage } from '../../web/src/features/auth/oidc-errors.js';
 
 // The sign-in page's texts for /app/sign-in?error=<code> are a copy (the app cannot import src/):
 // they must be exactly the server's catalogue.
 
-describe('web/src/oidc-errors.ts', () => {
+describe('web/src/features/auth/oidc-errors.ts', () => {
   it('has every OpenID Connect sign-in error code of src/errors.ts with the same text, and no other', () => {
     assert.deepEqual({ ...OIDC_SIGN_IN_MESSAGES }, { ...OIDC_SIGN_IN_ERRORS });
   });

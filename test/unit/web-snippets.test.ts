@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import * as server from '../../src/api/docs/first-steps.js';
-import * as web from '../../web/src/pages/overview-snippets.js';
+import * as web from '../../web/src/features/overview/overview-snippets.js';
 
 // The web application's overview shows the guide's first-file snippets (it cannot import src/,
 // so it keeps a copy): the two must write the same text for the same server, CA and project.

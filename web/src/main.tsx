@@ -1,7 +1,7 @@
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
-import { App } from './app';
-import './styles.css';
+import { App } from './app/app';
+import './styles/index.css';
 
 const root = document.getElementById('root');
 if (!root) throw new Error('index.html has no #root');

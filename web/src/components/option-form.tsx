@@ -1,6 +1,7 @@
 import { useId, type ReactNode } from 'react';
-import { Field } from './ui';
+import { Field } from './field';
 import './option-form.css';
+import { isRecord } from '../lib/guards';
 
 // Option forms generated from a task kind's JSON Schema (GET /tasks-config, exactly what POST /tasks
 // and a workflow step check): enums become selects, booleans switches, numbers number inputs with
@@ -11,10 +12,6 @@ import './option-form.css';
 
 export type Schema = Record<string, unknown>;
 export type Value = string | boolean;
-
-export function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** What control an option gets. */
 type Control =

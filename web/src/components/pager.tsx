@@ -1,4 +1,5 @@
-import { Link } from 'react-router';
+import { Link, useParams, useSearchParams } from 'react-router';
+import './pager.css';
 
 // Paged lists keep their filters, page and open item in the URL (shareable, back-button safe).
 // These build those URLs, so every list pages and filters alike.
@@ -27,17 +28,25 @@ export function pageHref(params: URLSearchParams, p: number, drop: readonly stri
   return `?${withParam(params, 'page', p > 1 ? String(p) : null, drop).toString()}`;
 }
 
+/**
+ * A paged list's URL state: the project, the query, the page, the item opened with `?<open>=id`,
+ * and page links (which close that item).
+ */
+export function useListParams(open: string) {
+  const { projectId = '' } = useParams();
+  const [params, setParams] = useSearchParams();
+  const hrefFor = (p: number) => pageHref(params, p, [open]);
+  return { projectId, params, setParams, page: pageOf(params), openId: params.get(open), hrefFor };
+}
+
 /** Newer/older links and where the list stands; a single page says only how many items there are. */
 export function Pager({
-  page,
-  pages,
-  total,
+  meta: { page, pages, total },
   hrefFor,
   noun = ['item', 'items'],
 }: {
-  page: number;
-  pages: number;
-  total: number;
+  /** The list answer's `meta`. */
+  meta: { page: number; pages: number; total: number };
   hrefFor: (page: number) => string;
   /** Singular and plural of what is listed. */
   noun?: [string, string];
