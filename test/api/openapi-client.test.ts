@@ -102,7 +102,13 @@ describe('a client generated from /openapi.json', () => {
       });
       return new Response(await res.arrayBuffer(), { status: res.status, headers: Object.fromEntries(res.headers) });
     };
-    const { scenario } = (await import(pathToFileURL(path.join(DIR, 'scenario.ts')).href)) as { scenario: Scenario };
+    // Run as its user would: compiled to JavaScript by the same compiler (the test itself may run
+    // built, without a TypeScript loader).
+    const js = ts.transpileModule(SCENARIO, {
+      compilerOptions: { module: ts.ModuleKind.ES2022, target: ts.ScriptTarget.ES2022 },
+    }).outputText;
+    await fs.writeFile(path.join(DIR, 'scenario.mjs'), js);
+    const { scenario } = (await import(pathToFileURL(path.join(DIR, 'scenario.mjs')).href)) as { scenario: Scenario };
     const outcome = await scenario(t.base, key, fetch, origin.url('/fixtures/image-png'), receiver.url('/hook'));
     assert.match(outcome.fileId, /^file_/);
     assert.equal(outcome.status, 'completed');
