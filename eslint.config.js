@@ -14,6 +14,11 @@ const folders = (names) =>
     group: [`../${n}/*`, `../../${n}/*`],
     message: `this floor may not import from src/${n}/ (see eslint.config.js and DESIGN.md)`,
   }));
+/** Imports of the services wings (`services/<wing>/`) that a wing or the shared base may not make. */
+const wings = (prefix, names, who) => ({
+  group: names.map((n) => `${prefix}${n}/*`),
+  message: `${who} may not import services/${names.join('/, services/')}/ (see docs/DESIGN.md)`,
+});
 /** The modules only one folder may use. */
 const owned = [
   {
@@ -43,7 +48,7 @@ const SERVER_SIDE = [
 ];
 
 /** One rule per folder (a later rule for the same files would replace it, not add to it). */
-const restrict = (files, banned, { typesFrom = [], ownedPatterns = owned } = {}) => ({
+const restrict = (files, banned, { typesFrom = [], ownedPatterns = owned, extra = [] } = {}) => ({
   files,
   rules: {
     '@typescript-eslint/no-restricted-imports': [
@@ -53,6 +58,7 @@ const restrict = (files, banned, { typesFrom = [], ownedPatterns = owned } = {})
           ...ownedPatterns,
           ...folders(banned),
           ...folders(typesFrom).map((p) => ({ ...p, allowTypeImports: true })),
+          ...extra,
         ],
       },
     ],
@@ -95,7 +101,19 @@ export default tseslint.config(
   restrict(['src/api/**'], ['workers']),
   restrict(['src/http/**'], ['api', 'workers']),
   restrict(['src/workers/**'], ['api', 'http']),
-  restrict(['src/services/**'], ['api', 'http', 'workers']),
+  // Services in three wings over a shared base (services/*.ts: access, audit, idempotency).
+  // operations (the running service: request log, usage, queue, purge) may read both other wings;
+  // people (accounts, orgs, keys) and media (files, tasks, automations) never import each other.
+  restrict(['src/services/*.ts'], ['api', 'http', 'workers'], {
+    extra: [wings('./', ['people', 'media', 'operations'], 'the shared services')],
+  }),
+  restrict(['src/services/people/**'], ['api', 'http', 'workers'], {
+    extra: [wings('../', ['media', 'operations'], 'services/people/')],
+  }),
+  restrict(['src/services/media/**'], ['api', 'http', 'workers'], {
+    extra: [wings('../', ['people', 'operations'], 'services/media/')],
+  }),
+  restrict(['src/services/operations/**'], ['api', 'http', 'workers']),
   restrict(['src/kinds/**'], ['api', 'http', 'workers', 'services', 'webhooks', 'events', 'metrics', 'ratelimit'], {
     typesFrom: ['db'],
   }),

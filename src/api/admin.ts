@@ -8,7 +8,12 @@ import { refuseCrossSite, requireSession, sessionToken } from '../http/auth.js';
 import { listBody, objectBody } from '../http/envelope.js';
 import { IdParams, errorResponses, listEnvelope, objectEnvelope, pageQuery, plainPageQuery } from '../http/schemas.js';
 import { AUDIT_ACTIONS, listAudit, userActor } from '../services/audit.js';
-import { acceptInvitation, createInvitation, listInvitations, revokeInvitation } from '../services/invitations.js';
+import {
+  acceptInvitation,
+  createInvitation,
+  listInvitations,
+  revokeInvitation,
+} from '../services/people/invitations.js';
 import {
   changeMemberRole,
   createOrg,
@@ -19,9 +24,9 @@ import {
   renameOrg,
   renameProject,
   requireRole,
-} from '../services/org-admin.js';
-import { findSession } from '../services/sessions.js';
-import { PASSWORD_MAX, PASSWORD_MIN } from '../services/passwords.js';
+} from '../services/people/org-admin.js';
+import { findSession } from '../services/people/sessions.js';
+import { PASSWORD_MAX, PASSWORD_MIN } from '../services/people/passwords.js';
 import { DeletedSchema } from './file-schemas.js';
 import { helpers, Name, OrgSchema, SignedInSchema } from './accounts.js';
 import { ProjectSchema } from './project.js';
