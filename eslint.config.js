@@ -1,4 +1,4 @@
-// Lint: typescript-eslint's recommended rules, and DESIGN.md's boundaries as rules rather than
+// Lint: typescript-eslint's recommended rules, and docs/DESIGN.md's boundaries as rules rather than
 // memory. Floors, top to bottom: cli/commands/server/app/runtime > api > http > workers > services >
 // kinds > workflows > queue > webhooks > events > db > shapes; beside them at the bottom
 // media, storage, net, ai, secrets. A floor imports only floors below it; import cycles are found by
@@ -12,7 +12,7 @@ import tseslint from 'typescript-eslint';
 const folders = (names) =>
   names.map((n) => ({
     group: [`../${n}/*`, `../../${n}/*`],
-    message: `this floor may not import from src/${n}/ (see eslint.config.js and DESIGN.md)`,
+    message: `this floor may not import from src/${n}/ (see docs/DESIGN.md)`,
   }));
 /** Imports of the services wings (`services/<wing>/`) that a wing or the shared base may not make. */
 const wings = (prefix, names, who) => ({
