@@ -10,12 +10,13 @@ import { pruneChains } from '../media/automation-runs.js';
 import { completeDelete, intendDelete } from '../media/blob-journal.js';
 
 // Deleting an organisation or a project happens in two steps. The request marks it deleted in
-// one transaction (projects.deleted, orgs.deleted): from that commit on its keys and sessions
-// find no project, it is in no list, its active tasks are cancelled and its undelivered events and
-// webhooks dropped. A background pass (the housekeeper, every process's) then removes its rows
-// in batches, its files through the blob journal (the rows' delete and the journal's 'delete'
-// entries commit together, then the bytes go), and last the project and organisation rows. The
-// mark is in the database, so a pass interrupted by a crash or a restart resumes where it stopped.
+// one transaction (projects.deleted, orgs.deleted; people/project-deletion.ts): from that commit
+// on its keys and sessions find no project, it is in no list, its active tasks are cancelled and
+// its undelivered events and webhooks dropped. A background pass (the housekeeper, every
+// process's) then removes its rows in batches, its files through the blob journal (the rows'
+// delete and the journal's 'delete' entries commit together, then the bytes go), and last the
+// project and organisation rows. The mark is in the database, so a pass interrupted by a crash or
+// a restart resumes where it stopped.
 
 type Db = Kysely<Database>;
 
