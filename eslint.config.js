@@ -1,7 +1,8 @@
 // Lint: typescript-eslint's recommended rules, and docs/DESIGN.md's boundaries as rules rather than
 // memory. Floors, top to bottom: cli/commands/server/app/runtime > api > http > workers > services >
 // kinds > workflows > queue > webhooks > events > db > shapes; beside them at the bottom
-// media, storage, net, ai, secrets. A floor imports only floors below it; import cycles are found by
+// media, storage, net, ai, secrets. A floor imports only floors below it; inside services, the
+// wings operations > people | media > the shared base. Import cycles are found by
 // `madge --circular` (npm run lint). A new folder gets its rule here in the same commit.
 import js from '@eslint/js';
 import globals from 'globals';
