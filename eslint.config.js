@@ -1,7 +1,8 @@
-// Lint: typescript-eslint's recommended rules, and DESIGN.md's boundaries as rules rather than
+// Lint: typescript-eslint's recommended rules, and docs/DESIGN.md's boundaries as rules rather than
 // memory. Floors, top to bottom: cli/commands/server/app/runtime > api > http > workers > services >
 // kinds > workflows > queue > webhooks > events > db > shapes; beside them at the bottom
-// media, storage, net, ai, secrets. A floor imports only floors below it; import cycles are found by
+// media, storage, net, ai, secrets. A floor imports only floors below it; inside services, the
+// wings operations > people | media > the shared base. Import cycles are found by
 // `madge --circular` (npm run lint). A new folder gets its rule here in the same commit.
 import js from '@eslint/js';
 import globals from 'globals';
@@ -12,8 +13,13 @@ import tseslint from 'typescript-eslint';
 const folders = (names) =>
   names.map((n) => ({
     group: [`../${n}/*`, `../../${n}/*`],
-    message: `this floor may not import from src/${n}/ (see eslint.config.js and DESIGN.md)`,
+    message: `this floor may not import from src/${n}/ (see docs/DESIGN.md)`,
   }));
+/** Imports of the services wings (`services/<wing>/`) that a wing or the shared base may not make. */
+const wings = (prefix, names, who) => ({
+  group: names.map((n) => `${prefix}${n}/*`),
+  message: `${who} may not import services/${names.join('/, services/')}/ (see docs/DESIGN.md)`,
+});
 /** The modules only one folder may use. */
 const owned = [
   {
@@ -43,7 +49,7 @@ const SERVER_SIDE = [
 ];
 
 /** One rule per folder (a later rule for the same files would replace it, not add to it). */
-const restrict = (files, banned, { typesFrom = [], ownedPatterns = owned } = {}) => ({
+const restrict = (files, banned, { typesFrom = [], ownedPatterns = owned, extra = [] } = {}) => ({
   files,
   rules: {
     '@typescript-eslint/no-restricted-imports': [
@@ -53,6 +59,7 @@ const restrict = (files, banned, { typesFrom = [], ownedPatterns = owned } = {})
           ...ownedPatterns,
           ...folders(banned),
           ...folders(typesFrom).map((p) => ({ ...p, allowTypeImports: true })),
+          ...extra,
         ],
       },
     ],
@@ -123,7 +130,19 @@ export default tseslint.config(
   restrict(['src/api/**'], ['workers']),
   restrict(['src/http/**'], ['api', 'workers']),
   restrict(['src/workers/**'], ['api', 'http']),
-  restrict(['src/services/**'], ['api', 'http', 'workers']),
+  // Services in three wings over a shared base (services/*.ts: access, audit, idempotency).
+  // operations (the running service: request log, usage, queue, purge) may read both other wings;
+  // people (accounts, orgs, keys) and media (files, tasks, automations) never import each other.
+  restrict(['src/services/*.ts'], ['api', 'http', 'workers'], {
+    extra: [wings('./', ['people', 'media', 'operations'], 'the shared services')],
+  }),
+  restrict(['src/services/people/**'], ['api', 'http', 'workers'], {
+    extra: [wings('../', ['media', 'operations'], 'services/people/')],
+  }),
+  restrict(['src/services/media/**'], ['api', 'http', 'workers'], {
+    extra: [wings('../', ['people', 'operations'], 'services/media/')],
+  }),
+  restrict(['src/services/operations/**'], ['api', 'http', 'workers']),
   restrict(['src/kinds/**'], ['api', 'http', 'workers', 'services', 'webhooks', 'events', 'metrics', 'ratelimit'], {
     typesFrom: ['db'],
   }),

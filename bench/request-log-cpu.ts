@@ -11,7 +11,9 @@ import { REPO, tempDataDir } from './lib.js';
 
 const root = path.resolve(process.argv[2] ?? REPO);
 const { migrate, openDatabase } = (await import(`${root}/src/db/connect.ts`)) as typeof import('../src/db/connect.js');
-const { Recorder } = (await import(`${root}/src/services/recorder.ts`)) as typeof import('../src/services/recorder.js');
+const { Recorder } = (await import(
+  `${root}/src/services/recorder.ts`
+)) as typeof import('../src/services/operations/recorder.js');
 const { newId } = (await import(`${root}/src/ids.ts`)) as typeof import('../src/ids.js');
 type Deps = import('../src/deps.js').Deps;
 type AuthContext = import('../src/services/access.js').AuthContext;

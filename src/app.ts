@@ -28,7 +28,7 @@ import { webhooksRoutes } from './api/webhooks.js';
 import { keysRoutes } from './api/keys.js';
 import { operationsRoutes } from './api/operations.js';
 import { requestsRoutes } from './api/requests.js';
-import { Recorder, redactPath } from './services/recorder.js';
+import { Recorder, redactPath } from './services/operations/recorder.js';
 import { accountRoutes } from './api/accounts.js';
 import { oidcRoutes } from './api/oidc.js';
 import { adminRoutes } from './api/admin.js';

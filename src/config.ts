@@ -59,7 +59,7 @@ export interface Config {
   rateLimitPerMinute: number;
   /** Bearer token for GET /metrics; without one, /metrics answers loopback clients only. */
   metricsToken: string | null;
-  /** The request log (services/recorder.ts): on or off, and how long rows stay (whichever limit comes first). */
+  /** The request log (services/operations/recorder.ts): on or off, and how long rows stay (whichever limit comes first). */
   requestLog: { enabled: boolean; days: number; maxRows: number };
   /** Limits that keep one project (or one automation loop) from taking every worker and the disk. */
   quotas: {

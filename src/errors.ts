@@ -62,6 +62,18 @@ export const ERROR_CATALOGUE = {
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;
 
+/**
+ * The codes of failures that may pass on another attempt (a source that did not answer in time, a
+ * service briefly unavailable, our own fault). A task that fails with one is retried; the rest
+ * (the input or the options are at fault) fail at once. A throw site may say otherwise.
+ */
+const TRANSIENT_ERRORS: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'source_unreachable',
+  'source_timeout',
+  'service_unavailable',
+  'internal_error',
+]);
+
 export interface ErrorDetail {
   /** Where the problem is: a body field (`url`), a query parameter (`query.limit`) or a header. */
   field: string;
@@ -74,11 +86,13 @@ export class AppError extends Error {
   readonly status: number;
   readonly details?: ErrorDetail[];
   readonly headers?: Record<string, string>;
+  /** Whether another attempt may pass (the retry policy reads it); from the code unless given. */
+  readonly transient: boolean;
 
   constructor(
     code: ErrorCode,
     message: string,
-    opts: { details?: ErrorDetail[]; cause?: unknown; headers?: Record<string, string> } = {},
+    opts: { details?: ErrorDetail[]; cause?: unknown; headers?: Record<string, string>; transient?: boolean } = {},
   ) {
     super(message, { cause: opts.cause });
     this.name = 'AppError';
@@ -86,6 +100,7 @@ export class AppError extends Error {
     this.status = ERROR_CATALOGUE[code];
     this.details = opts.details;
     this.headers = opts.headers;
+    this.transient = opts.transient ?? TRANSIENT_ERRORS.has(code);
   }
 }
 

@@ -59,7 +59,7 @@ function base62Fixed(n: number, width: number): string {
 export function newId(kind: IdKind): string {
   // A request id starts with the time in ms (8 digits: until the year 8900) then 12 random
   // characters (71 bits): ids made later sort later, so the request log's index on them is
-  // appended to rather than written at random places (services/recorder.ts).
+  // appended to rather than written at random places (services/operations/recorder.ts).
   if (kind === 'request') return ID_PREFIXES.request + base62Fixed(Date.now(), 8) + randomBase62(12);
   return ID_PREFIXES[kind] + randomBase62(16);
 }

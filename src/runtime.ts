@@ -11,8 +11,8 @@ import { createDiskBlobStore, type DiskBlobStore, type S3BlobStore } from './sto
 import { sweepExpiredKeys } from './services/idempotency.js';
 import { connectRedis } from './ratelimit/redis-client.js';
 import { isAlive } from './process-liveness.js';
-import { sweepBlobJournal } from './services/blob-journal.js';
-import { sealStoredSecrets } from './services/stored-secrets.js';
+import { sweepBlobJournal } from './services/media/blob-journal.js';
+import { sealStoredSecrets } from './services/media/stored-secrets.js';
 import { dataDirSecretKey } from './secrets/key-file.js';
 import { createSealer } from './secrets/sealer.js';
 import { USER_AGENT } from './package-info.js';

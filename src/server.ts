@@ -17,12 +17,12 @@ import type { Logger } from 'pino';
 import { answerMalformedRequests, answerRaw, clientErrorHandler } from './http/client-error.js';
 import { AppError } from './errors.js';
 import { newId } from './ids.js';
-import { newSetupToken } from './services/users.js';
+import { newSetupToken } from './services/people/users.js';
 import { WorkerPool } from './workers/pool.js';
 import { WebhookDeliverer } from './webhooks/deliverer.js';
 import { EventDispatcher } from './events/dispatcher.js';
-import { Housekeeper } from './services/purge.js';
-import { automationConsumer } from './services/automation-runs.js';
+import { Housekeeper } from './services/operations/purge.js';
+import { automationConsumer } from './services/media/automation-runs.js';
 import { endpointConsumer } from './webhooks/fanout.js';
 
 export interface RunningServer {

@@ -13,6 +13,8 @@ export const TASK_READY = 'ready';
 export const TASK_CANCELLED = 'cancelled';
 /** Webhook deliveries to send. */
 export const WEBHOOK_READY = 'webhook';
+/** Deleted projects to purge (in this process; others find the work at their next poll). */
+export const HOUSEKEEPING = 'housekeeping';
 /** Events to dispatch. */
 export const EVENTS_READY = 'events';
 

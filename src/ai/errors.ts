@@ -26,6 +26,8 @@ export function isProviderError(err: unknown): err is ProviderError {
 /** A local engine is not installed or its model files are missing: an operator problem. */
 export class EngineUnavailableError extends Error {
   readonly code = 'engine_unavailable' as const;
+  /** A local engine that is not installed never appears by itself. */
+  readonly transient = false;
 
   constructor(
     readonly engine: string,

@@ -8,13 +8,13 @@ import { refuseCrossSite, requireSession, sessionToken, type SessionAuth } from 
 import { listBody, objectBody } from '../http/envelope.js';
 import { createSignInLimiter } from '../http/rate-limit.js';
 import { IdParams, errorResponses, listEnvelope, objectEnvelope, plainPageQuery } from '../http/schemas.js';
-import { createOrgProject, listOrgProjects, listOrgs, memberships } from '../services/orgs.js';
+import { createOrgProject, listOrgProjects, listOrgs, memberships } from '../services/people/orgs.js';
 import { userActor } from '../services/audit.js';
-import { findSession, listSessions, revokeSession, SESSION_COOKIE } from '../services/sessions.js';
+import { findSession, listSessions, revokeSession, SESSION_COOKIE } from '../services/people/sessions.js';
 import { caFileForClients } from '../tls/ca-file.js';
-import { changePassword, setUp, setupRequired, signIn, signOut, updateAccount } from '../services/users.js';
+import { changePassword, setUp, setupRequired, signIn, signOut, updateAccount } from '../services/people/users.js';
 import { toUserObject } from '../shapes/people.js';
-import { PASSWORD_MAX, PASSWORD_MIN } from '../services/passwords.js';
+import { PASSWORD_MAX, PASSWORD_MIN } from '../services/people/passwords.js';
 import { DeletedSchema } from './file-schemas.js';
 import { KeySchema } from './keys.js';
 import { ProjectSchema } from './project.js';

@@ -9,9 +9,9 @@ import {
   getAutomation,
   listAutomations,
   updateAutomation,
-} from '../services/automations.js';
-import { dryRunAutomation } from '../services/automation-dry-run.js';
-import { listAutomationRuns } from '../services/automation-history.js';
+} from '../services/media/automations.js';
+import { dryRunAutomation } from '../services/media/automation-dry-run.js';
+import { listAutomationRuns } from '../services/media/automation-history.js';
 import { DeletedSchema } from './file-schemas.js';
 
 const Free = Type.Record(Type.String(), Type.Unknown());

@@ -10,13 +10,13 @@ import { errorResponses, objectEnvelope } from '../http/schemas.js';
 import { FileSchema } from './file-schemas.js';
 import { etagMatches, parseRange } from '../http/range.js';
 import { checkAccess } from '../services/access.js';
-import { authenticate } from '../services/keys.js';
-import { scratchPath, storeLocalFile } from '../services/file-store.js';
-import { findFileByPath, precheck } from '../services/files.js';
-import { checkFilename, normalizeFolder, splitDeliveryPath } from '../services/paths.js';
-import { getProjectRow } from '../services/projects.js';
-import { verifySignature, type SignedMethod } from '../services/signatures.js';
-import type { Recorder } from '../services/recorder.js';
+import { authenticate } from '../services/people/keys.js';
+import { scratchPath, storeLocalFile } from '../services/media/file-store.js';
+import { findFileByPath, precheck } from '../services/media/files.js';
+import { checkFilename, normalizeFolder, splitDeliveryPath } from '../services/media/paths.js';
+import { getProjectRow } from '../services/people/projects.js';
+import { verifySignature, type SignedMethod } from '../services/media/signatures.js';
+import type { Recorder } from '../services/operations/recorder.js';
 
 // File delivery under /d/<project>/<folder>/<filename>: public by default, signed URLs
 // when the project requires them, and signed (or key-authenticated) PUT uploads.

@@ -4,7 +4,7 @@ import type { Deps } from '../deps.js';
 import { EVENT_TYPES } from '../events/record.js';
 import { listBody, objectBody } from '../http/envelope.js';
 import { IdParams, errorResponses, listEnvelope, objectEnvelope, pageQuery } from '../http/schemas.js';
-import { getEvent, listEvents } from '../services/events.js';
+import { getEvent, listEvents } from '../services/media/events.js';
 
 const EventSchema = Type.Object({
   id: Type.String(),

@@ -3,7 +3,7 @@ import type { Deps } from '../deps.js';
 import { listBody, objectBody } from '../http/envelope.js';
 import { asSerialised, nativeJson } from '../http/json-text.js';
 import { IdParams, errorResponses, listEnvelope, objectEnvelope, plainPageQuery } from '../http/schemas.js';
-import { createFileFromUrl, deleteFile, getFile, listFiles, updateFile } from '../services/files.js';
+import { createFileFromUrl, deleteFile, getFile, listFiles, updateFile } from '../services/media/files.js';
 import { CreateFileBody, DeletedSchema, FileSchema, PatchFileBody } from './file-schemas.js';
 
 export const filesRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {

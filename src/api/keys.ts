@@ -5,7 +5,7 @@ import { listBody, objectBody } from '../http/envelope.js';
 import { IdParams, Nullable, errorResponses, listEnvelope, objectEnvelope, plainPageQuery } from '../http/schemas.js';
 import { SCOPES } from '../services/access.js';
 import { projectAudit } from '../services/audit.js';
-import { createProjectKey, listProjectKeys, revokeProjectKey, updateProjectKey } from '../services/keys.js';
+import { createProjectKey, listProjectKeys, revokeProjectKey, updateProjectKey } from '../services/people/keys.js';
 import { DeletedSchema } from './file-schemas.js';
 
 export const KeySchema = Type.Object({

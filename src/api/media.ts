@@ -12,7 +12,7 @@ import {
   objectEnvelope,
   pageQuery,
 } from '../http/schemas.js';
-import { createMedia, deleteMedia, getMedia, listMedia, updateMedia } from '../services/media.js';
+import { createMedia, deleteMedia, getMedia, listMedia, updateMedia } from '../services/media/media.js';
 import { DeletedSchema, EmbeddedFileSchema } from './file-schemas.js';
 
 export const MediaSchema = Type.Object({

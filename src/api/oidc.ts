@@ -12,12 +12,12 @@ import {
   OIDC_STATE_SECONDS,
   OidcFailure,
   type OidcSignIn,
-} from '../services/oidc.js';
-import { findSession } from '../services/sessions.js';
+} from '../services/people/oidc.js';
+import { findSession } from '../services/people/sessions.js';
 import { sessionCookie } from './accounts.js';
-import { recordSignInFailure } from '../services/users.js';
+import { recordSignInFailure } from '../services/people/users.js';
 
-// Sign-in with an OpenID Connect provider (services/oidc.ts). Both routes are browser
+// Sign-in with an OpenID Connect provider (services/people/oidc.ts). Both routes are browser
 // navigations, so they answer with redirects: to the provider, then to the web application
 // (/app/ signed in, or /app/sign-in?error=<code> with a code from OIDC_SIGN_IN_ERRORS).
 

@@ -5,8 +5,8 @@ import { arrayPage } from '../db/paginate.js';
 import { listBody, objectBody } from '../http/envelope.js';
 import { errorResponses, listEnvelope, Nullable, objectEnvelope, plainPageQuery } from '../http/schemas.js';
 import { actorOf } from '../services/audit.js';
-import { listWorkers, pauseKind, queueOverview, resumeKind } from '../services/queue.js';
-import { systemStatus } from '../services/system.js';
+import { listWorkers, pauseKind, queueOverview, resumeKind } from '../services/operations/queue.js';
+import { systemStatus } from '../services/operations/system.js';
 import { TASK_KINDS } from '../shapes/task-kinds.js';
 import { MEDIAD_VERSION } from './docs/openapi.js';
 

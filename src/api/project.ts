@@ -4,9 +4,9 @@ import type { Deps } from '../deps.js';
 import { objectBody } from '../http/envelope.js';
 import { errorResponses, objectEnvelope } from '../http/schemas.js';
 import { projectAudit } from '../services/audit.js';
-import { getProject, getWebhookSecret, rotateWebhookSecret, updateProject } from '../services/projects.js';
+import { getProject, getWebhookSecret, rotateWebhookSecret, updateProject } from '../services/people/projects.js';
 import { API_VERSIONS, LATEST_VERSION } from '../versions.js';
-import { projectStats } from '../services/project-stats.js';
+import { projectStats } from '../services/operations/project-stats.js';
 import { TaskSchema } from './task-schemas.js';
 
 export const ProjectSchema = Type.Object({

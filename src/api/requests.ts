@@ -3,8 +3,8 @@ import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import { listBody, objectBody } from '../http/envelope.js';
 import { errorResponses, IdParams, listEnvelope, objectEnvelope, pageQuery } from '../http/schemas.js';
-import { getRequest, listRequests, STATUS_CLASSES } from '../services/request-log.js';
-import { getUsage, USAGE_RANGES } from '../services/usage.js';
+import { getRequest, listRequests, STATUS_CLASSES } from '../services/operations/request-log.js';
+import { getUsage, USAGE_RANGES } from '../services/operations/usage.js';
 
 // The project's request log (GET /requests, /requests/{id}) and usage (GET /usage): read with the
 // project family's read access, like its settings.

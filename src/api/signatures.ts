@@ -4,9 +4,9 @@ import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { objectBody } from '../http/envelope.js';
 import { errorResponses, objectEnvelope } from '../http/schemas.js';
-import { checkFilename, normalizeFolder } from '../services/paths.js';
-import { getProjectRow } from '../services/projects.js';
-import { signedUrl } from '../services/signatures.js';
+import { checkFilename, normalizeFolder } from '../services/media/paths.js';
+import { getProjectRow } from '../services/people/projects.js';
+import { signedUrl } from '../services/media/signatures.js';
 import { FilenameField, FolderField } from './file-schemas.js';
 
 const MAX_EXPIRY_SECONDS = 7 * 86400;

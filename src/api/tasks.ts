@@ -14,8 +14,8 @@ import {
 } from '../http/schemas.js';
 import { TASK_KINDS } from '../shapes/task-kinds.js';
 import { TaskSchema } from './task-schemas.js';
-import { cancelTask, createTask, getTask, listTasks, retryTask, retryTasks } from '../services/tasks.js';
-import { tasksConfig } from '../services/tasks-config.js';
+import { cancelTask, createTask, getTask, listTasks, retryTask, retryTasks } from '../services/media/tasks.js';
+import { tasksConfig } from '../services/media/tasks-config.js';
 import { enginesOf } from '../kinds/engines.js';
 
 // SPEC 2.1: task responses (get, create) omit the envelope's error key.

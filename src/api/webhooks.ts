@@ -23,7 +23,7 @@ import {
   rotateEndpointSecret,
   sendTestEvent,
   updateEndpoint,
-} from '../services/webhook-endpoints.js';
+} from '../services/media/webhook-endpoints.js';
 import { ALL_EVENTS, MAX_URL_LENGTH } from '../webhooks/endpoint-rules.js';
 import { projectAudit } from '../services/audit.js';
 import { DeletedSchema } from './file-schemas.js';

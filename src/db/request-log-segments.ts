@@ -2,7 +2,7 @@ import type { Insertable } from 'kysely';
 import type { RequestLogSegmentsTable } from './schema.js';
 
 // The request log is stored in segments: one row holds a batch of one project's requests (those
-// a flush wrote, services/recorder.ts), a line each, so a busy API inserts a row a flush instead
+// a flush wrote, services/operations/recorder.ts), a line each, so a busy API inserts a row a flush instead
 // of a row a request, and retention deletes whole segments. Each segment carries what lets a read
 // skip it without decoding: its ranges of ids and times, and its count per status class.
 // The format is ours (no library encodes a few tab-separated fields faster than a template

@@ -8,7 +8,7 @@ export interface OrgsTable {
   id: string;
   name: string;
   created: string;
-  /** When it was deleted: gone from every list at once, its rows removed by the purge (services/purge.ts). */
+  /** When it was deleted: gone from every list at once, its rows removed by the purge (services/operations/purge.ts). */
   deleted: string | null;
 }
 
@@ -37,7 +37,7 @@ export interface ApiKeysTable {
   created: string;
   last_used: string | null;
   revoked: string | null;
-  /** JSON array of scopes (services/scopes.ts); null: full access. */
+  /** JSON array of scopes (services/access.ts); null: full access. */
   scopes: string | null;
   expires: string | null;
   /** When the key was paused (it answers 401 until resumed); null when active. */
@@ -52,7 +52,7 @@ export interface UsersTable {
   id: string;
   email: string;
   name: string;
-  /** PHC string (services/passwords.ts). */
+  /** PHC string (services/people/passwords.ts). */
   password_hash: string;
   status: 'active' | 'disabled';
   /** Instance administrator (the first user). */
@@ -228,7 +228,7 @@ export interface CountersTable {
 
 /**
  * A batch of one project's API requests, a line each (db/request-log-segments.ts encodes them):
- * services/recorder.ts writes one per project per flush; retention deletes whole segments.
+ * services/operations/recorder.ts writes one per project per flush; retention deletes whole segments.
  */
 export interface RequestLogSegmentsTable {
   /** The order segments were written in (SQLite's rowid): orders the log, bounds pruning. */
@@ -341,7 +341,7 @@ export interface QueuePausesTable {
 }
 
 /** A worker pool (one per process that runs tasks), kept by its heartbeats. */
-/** What automations started for the work one root event caused (services/automation-runs.ts). */
+/** What automations started for the work one root event caused (services/media/automation-runs.ts). */
 export interface ChainBudgetsTable {
   root: string;
   project_id: string;
@@ -359,7 +359,7 @@ export interface ChainSkipsTable {
   created: string;
 }
 
-/** Data passes that have run (services/stored-secrets.ts), by name. */
+/** Data passes that have run (services/media/stored-secrets.ts), by name. */
 export interface DataPassesTable {
   name: string;
   done: string;

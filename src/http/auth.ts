@@ -2,9 +2,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { checkAccess, familyOf, type AuthContext } from '../services/access.js';
-import { authenticate } from '../services/keys.js';
-import { roleInProject } from '../services/orgs.js';
-import { findSession, SESSION_COOKIE } from '../services/sessions.js';
+import { authenticate } from '../services/people/keys.js';
+import { roleInProject } from '../services/people/orgs.js';
+import { findSession, SESSION_COOKIE } from '../services/people/sessions.js';
 import type { SessionsTable, UsersTable } from '../db/schema.js';
 import { asApiVersion } from '../versions.js';
 

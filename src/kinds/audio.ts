@@ -1,17 +1,8 @@
-import path from 'node:path';
 import { Type, type Static } from 'typebox';
-import {
-  audioOutputFormat,
-  buildAudioArgs,
-  checkOutputCap,
-  expectedDuration,
-  probeFile,
-  runFfmpeg,
-  sampleRateAllowed,
-  type AudioOptions,
-} from '../media/index.js';
+import { audioOutputFormat, buildAudioArgs, sampleRateAllowed, type AudioOptions } from '../media/index.js';
 import { Seconds, trimProblems } from './common-options.js';
 import { defineKind } from './define.js';
+import { transcode } from './transcode.js';
 
 const Options = Type.Object(
   {
@@ -43,21 +34,7 @@ export const audioKind = defineKind({
   async run(ctx, input) {
     const o = resolve(ctx.options);
     const { extension, mime } = audioOutputFormat(o.format);
-    const out = path.join(ctx.workDir, `output.${extension}`);
-    const limits = ctx.config.limits;
-    await runFfmpeg(buildAudioArgs(input.path, out, o, input.probe, limits), {
-      timeoutMs: ctx.timeoutMs,
-      signal: ctx.signal,
-      expectedDurationSeconds: expectedDuration(o, input.probe),
-      onProgress: ctx.progress,
-    });
-    const probe = await probeFile(
-      out,
-      { maxPixels: Number.MAX_SAFE_INTEGER, maxDurationSeconds: Number.MAX_SAFE_INTEGER },
-      { signal: ctx.signal, verifyDuration: false },
-    );
-    // Output cut at the duration limit although the source should have ended before: refuse it.
-    checkOutputCap(probe.duration, o, input.probe, limits);
+    const { path: out, probe } = await transcode(ctx, input, o, extension, buildAudioArgs);
     return {
       files: [{ path: out, kind: 'audio', format: probe.format, extension, mime, duration: probe.duration, probe }],
     };

@@ -136,7 +136,7 @@ export interface MediaAnnotation {
   value: Record<string, unknown>;
 }
 
-/** What checks at creation may look up (supplied by services/tasks.ts). */
+/** What checks at creation may look up (supplied by services/media/tasks.ts). */
 export interface AdmitPorts {
   mediaExists(projectId: string, mediaId: string): Promise<boolean>;
 }

@@ -19,43 +19,43 @@ import { thumbnailsKind } from './thumbnails.js';
 import { videoKind } from './video.js';
 import { workflowKind } from './workflow.js';
 
-// Kind -> its definition, checked once at load: no kind twice.
-const KINDS: Kind[] = [
-  ingestKind,
-  videoKind,
-  imageKind,
-  audioKind,
-  thumbnailsKind,
-  speechKind,
-  subtitlesKind,
-  chaptersKind,
-  nsfwKind,
-  descriptionKind,
-  outlineKind,
-  promptKind,
-  workflowKind,
-  conditionsKind,
-  httpKind,
-];
-
-const registry = new Map<TaskKind, Kind>();
-for (const k of KINDS) {
-  if (registry.has(k.kind)) throw new Error(`two definitions of kind ${k.kind}`);
-  registry.set(k.kind, k);
+// Kind -> its definition. A Record over the API's catalogue (shapes/task-kinds.ts), so a kind
+// listed there without an implementation here does not compile; each entry is checked once at load
+// to define the kind it is filed under.
+const registry: Record<TaskKind, Kind> = {
+  ingest: ingestKind,
+  video: videoKind,
+  image: imageKind,
+  audio: audioKind,
+  thumbnails: thumbnailsKind,
+  speech: speechKind,
+  subtitles: subtitlesKind,
+  chapters: chaptersKind,
+  nsfw: nsfwKind,
+  description: descriptionKind,
+  outline: outlineKind,
+  prompt: promptKind,
+  workflow: workflowKind,
+  conditions: conditionsKind,
+  http: httpKind,
+};
+const KINDS: Kind[] = Object.values(registry);
+for (const k of TASK_KINDS) {
+  if (registry[k].kind !== k) throw new Error(`kind ${k} is filed with the definition of ${registry[k].kind}`);
 }
 
 export function kindEntry(kind: string): Kind | undefined {
-  return isTaskKind(kind) ? registry.get(kind) : undefined;
+  return isTaskKind(kind) ? registry[kind] : undefined;
 }
 
 export function implementedKinds(): TaskKind[] {
-  return TASK_KINDS.filter((k) => registry.has(k));
+  return [...TASK_KINDS];
 }
 
 /** How workflow steps are checked: by their kind's schema and rules (a workflow's steps by this same lookup). */
 export const stepChecks: StepChecks = (kind) => {
-  const k = registry.get(kind);
-  return k ? { validate: k.validate, problems: (options) => k.problems(options, stepChecks) } : undefined;
+  const k = registry[kind];
+  return { validate: k.validate, problems: (options) => k.problems(options, stepChecks) };
 };
 
 /**
@@ -65,8 +65,7 @@ export const stepChecks: StepChecks = (kind) => {
  */
 export function engineRefusals(kind: Kind, options: unknown, engines: () => Promise<Engines>): Promise<ErrorDetail[]> {
   const steps: StepRefusals = async (stepKind, stepOptions, at) => {
-    const k = registry.get(stepKind);
-    if (!k) return [];
+    const k = registry[stepKind];
     const found = await k.refusals(stepOptions, engines, steps);
     return found.map((d) => ({ field: `${at}.${d.field}`, message: d.message }));
   };
@@ -89,8 +88,8 @@ export function inputKindProblems(kind: Kind, options: unknown, fileKind: string
   const out: ErrorDetail[] = [];
   workflow.forEach((step: unknown, i) => {
     const name = step && typeof step === 'object' && 'kind' in step && typeof step.kind === 'string' ? step.kind : '';
-    const k = registry.get(stepKind(name) ?? 'workflow');
-    if (k && k.kind !== 'workflow' && !accepts(k, fileKind))
+    const k = registry[stepKind(name) ?? 'workflow'];
+    if (k.kind !== 'workflow' && !accepts(k, fileKind))
       out.push({
         field: 'file_id',
         message: `workflow[${i}]: ${inputKindMessage(k.kind, k.inputKinds ?? [], fileKind)}`,

@@ -1,22 +1,18 @@
-import path from 'node:path';
 import { Type, type Static } from 'typebox';
 import type { ErrorDetail } from '../errors.js';
 import {
   DEFAULT_VIDEO_QUALITY,
   buildVideoArgs,
-  checkOutputCap,
   codecAllowedIn,
   defaultCodecFor,
-  expectedDuration,
   presetAllowed,
-  probeFile,
-  runFfmpeg,
   videoOutputFormat,
   type VideoOptions,
 } from '../media/index.js';
 import { Dimension, Hex, PositionOption, QualityOption, Seconds, qualityOf, trimProblems } from './common-options.js';
 import { mimeWithCodecs } from './output-facts.js';
 import { defineKind } from './define.js';
+import { transcode } from './transcode.js';
 
 const Options = Type.Object(
   {
@@ -67,21 +63,7 @@ export const videoKind = defineKind({
   async run(ctx, input) {
     const o = resolve(ctx.options);
     const { extension, mime } = videoOutputFormat(o.format);
-    const out = path.join(ctx.workDir, `output.${extension}`);
-    const limits = ctx.config.limits;
-    await runFfmpeg(buildVideoArgs(input.path, out, o, input.probe, limits), {
-      timeoutMs: ctx.timeoutMs,
-      signal: ctx.signal,
-      expectedDurationSeconds: expectedDuration(o, input.probe),
-      onProgress: ctx.progress,
-    });
-    const probe = await probeFile(
-      out,
-      { maxPixels: Number.MAX_SAFE_INTEGER, maxDurationSeconds: Number.MAX_SAFE_INTEGER },
-      { signal: ctx.signal, verifyDuration: false },
-    );
-    // Output cut at the duration limit although the source should have ended before: refuse it.
-    checkOutputCap(probe.duration, o, input.probe, limits);
+    const { path: out, probe } = await transcode(ctx, input, o, extension, buildVideoArgs);
     return {
       files: [
         {

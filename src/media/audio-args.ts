@@ -1,5 +1,5 @@
 // Pure ffmpeg argv for the audio transform (extract or transcode the first audio stream).
-import { fileUrl, inputHardeningArgs } from './ffprobe-args.js';
+import { ffmpegPreamble, fileUrl, oneStreamOf } from './ffmpeg-preamble.js';
 import type { ProbeResult } from './probe.js';
 import { MediaTransformError } from './transform-error.js';
 import { cappedLengthArgs, outputCap, type DurationLimit } from './duration-cap.js';
@@ -77,23 +77,9 @@ export function buildAudioArgs(
   const cap = limit && outputCap(win, source, limit);
   const bitrate = spec.bitrate === undefined ? undefined : Math.round(opts.bitrate ?? spec.bitrate);
   return [
-    '-hide_banner',
-    '-nostdin',
-    '-y',
-    '-loglevel',
-    'error',
-    '-progress',
-    'pipe:1',
-    '-nostats',
-    ...inputHardeningArgs(),
+    ...ffmpegPreamble({ progress: true }),
     ...seekArgs(win),
-    '-i',
-    fileUrl(inputPath),
-    '-map',
-    '0:a:0',
-    '-vn',
-    '-sn',
-    '-dn',
+    ...oneStreamOf(inputPath, 'audio'),
     ...cappedLengthArgs(win, cap),
     ...(spec.codec === 'libopus' ? ['-af', OPUS_LAYOUT_FILTER] : []),
     '-c:a',

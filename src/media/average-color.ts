@@ -3,6 +3,7 @@
 import sharp from 'sharp';
 import { AppError } from '../errors.js';
 import { frameGrabArgs } from './ffprobe-args.js';
+import {} from './ffmpeg-preamble.js';
 import { pixelLimitError, unsupported } from './formats.js';
 import type { ProbeResult } from './probe.js';
 import { mediaBinaries, ProcessError, runProcess } from './process-runner.js';

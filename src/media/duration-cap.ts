@@ -8,6 +8,7 @@
 // it from the whole. (Unless the source really is as long as the limit: then nothing is cut.)
 import { AppError } from '../errors.js';
 import { formatSeconds } from './ffprobe-args.js';
+import {} from './ffmpeg-preamble.js';
 import { durationLimitError, formatDuration, LIMIT_SETTINGS } from './formats.js';
 import type { ProbeResult } from './probe.js';
 import { expectedDuration, trimWindow, type TrimOptions, type TrimWindow } from './trim.js';

@@ -1,45 +1,7 @@
-// Pure argument builders for ffprobe/ffmpeg, kept apart from process spawning so they can be
-// unit tested. Every input is opened with the same hardening options.
+// Pure argument builders for ffprobe and frame grabs, kept apart from process spawning so they can
+// be unit tested. Every input is opened with the same guards (ffmpeg-preamble.ts).
 
-/**
- * Demuxers we accept. Restricting them stops ffmpeg from following playlists (hls, concat)
- * or image sequences that could read other local files or URLs; everything else is refused.
- */
-export const DEMUXER_WHITELIST = [
-  'mov',
-  'matroska',
-  'mp3',
-  'wav',
-  'ogg',
-  'flac',
-  'aac',
-  'avi',
-  'mpegts',
-  'aiff',
-] as const;
-
-/** Bytes / microseconds ffprobe may read to find streams: enough for real files, bounded for hostile ones. */
-export const PROBE_SIZE_BYTES = 20_000_000;
-export const ANALYZE_DURATION_US = 20_000_000;
-
-/** `file:` prefix so a name starting with '-' or containing ':' is never read as an option or protocol. */
-export function fileUrl(path: string): string {
-  return path.startsWith('file:') ? path : `file:${path}`;
-}
-
-/** Options placed before `-i` for every untrusted input. */
-export function inputHardeningArgs(): string[] {
-  return [
-    '-protocol_whitelist',
-    'file',
-    '-format_whitelist',
-    DEMUXER_WHITELIST.join(','),
-    '-probesize',
-    String(PROBE_SIZE_BYTES),
-    '-analyzeduration',
-    String(ANALYZE_DURATION_US),
-  ];
-}
+import { ffmpegPreamble, ffprobePreamble, fileUrl, oneStreamOf } from './ffmpeg-preamble.js';
 
 /**
  * Packets read after the verification seek. An honest file's tail (from its last keyframe to
@@ -74,19 +36,7 @@ export function ffprobeArgs(path: string, tailFromSeconds?: number): string[] {
           '-read_intervals',
           `${formatSeconds(Math.min(tailFromSeconds, MAX_SEEK_SECONDS))}%+#${TAIL_PACKETS}`,
         ];
-  return [
-    '-hide_banner',
-    '-v',
-    'error',
-    ...inputHardeningArgs(),
-    '-print_format',
-    'json',
-    '-show_format',
-    '-show_streams',
-    ...tail,
-    '-i',
-    fileUrl(path),
-  ];
+  return [...ffprobePreamble(), '-print_format', 'json', '-show_format', '-show_streams', ...tail, '-i', fileUrl(path)];
 }
 
 /**
@@ -96,10 +46,7 @@ export function ffprobeArgs(path: string, tailFromSeconds?: number): string[] {
 export function packetScanArgs(path: string, fromSeconds: number | undefined, toSeconds: number): string[] {
   const from = fromSeconds === undefined ? '' : formatSeconds(Math.min(fromSeconds, MAX_SEEK_SECONDS));
   return [
-    '-hide_banner',
-    '-v',
-    'error',
-    ...inputHardeningArgs(),
+    ...ffprobePreamble(),
     '-show_entries',
     PACKET_ENTRIES,
     '-of',
@@ -126,22 +73,10 @@ export function frameGrabArgs(input: string, atSeconds: number, outPath: string,
   // h keeps the aspect ratio but never reaches 0 for extreme ratios; 'area' averages pixels.
   const scale = `scale=w='min(iw,${width})':h='max(1,round(ow*ih/iw))':flags=area,format=rgb24`;
   return [
-    '-hide_banner',
-    '-nostdin',
-    '-v',
-    'error',
-    '-y',
-    ...inputHardeningArgs(),
+    ...ffmpegPreamble(),
     '-ss',
     formatSeconds(atSeconds),
-    '-i',
-    fileUrl(input),
-    // 'V' = video streams that are not cover art / attached pictures.
-    '-map',
-    '0:V:0',
-    '-an',
-    '-sn',
-    '-dn',
+    ...oneStreamOf(input, 'video'),
     '-frames:v',
     '1',
     '-vf',

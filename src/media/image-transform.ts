@@ -2,11 +2,12 @@
 // video. Kept close to a bare sharp pipeline: the benchmark allows 1.15x raw sharp.
 import { rm, stat } from 'node:fs/promises';
 import sharp, { type Sharp } from 'sharp';
-import { AppError } from '../errors.js';
 import { checkFrameTime, type DurationLimit } from './duration-cap.js';
-import { failureLine, runFfmpeg } from './ffmpeg-run.js';
-import { fileUrl, formatSeconds, inputHardeningArgs } from './ffprobe-args.js';
+import { runFfmpeg } from './ffmpeg-run.js';
+import { formatSeconds } from './ffprobe-args.js';
+import { ffmpegPreamble, fileUrl, oneStreamOf } from './ffmpeg-preamble.js';
 import { MediaTransformError } from './transform-error.js';
+import { sharpFailure } from './sharp-failure.js';
 import type { Position } from './video-args.js';
 
 export type ImageFormat = 'jpeg' | 'png' | 'webp' | 'avif' | 'gif';
@@ -140,13 +141,7 @@ export async function transformImage(
       ...(frames > 1 ? { frames } : {}),
     };
   } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
-    if (/exceeds pixel limit/i.test(message)) {
-      throw new AppError('media_limit_exceeded', 'the image is larger than the pixel limit', { cause: err });
-    }
-    throw new MediaTransformError('transform_failed', `the image could not be processed: ${failureLine(message)}`, {
-      cause: err,
-    });
+    throw sharpFailure(err, 'processed');
   }
 }
 
@@ -158,21 +153,10 @@ export function defaultFrameTime(durationSeconds: number | undefined): number {
 /** One full-resolution PNG frame; `-ss` before `-i` seeks by index instead of decoding up to it. */
 export function videoFrameArgs(inputPath: string, atSeconds: number, outPngPath: string): string[] {
   return [
-    '-hide_banner',
-    '-nostdin',
-    '-y',
-    '-loglevel',
-    'error',
-    ...inputHardeningArgs(),
+    ...ffmpegPreamble(),
     '-ss',
     formatSeconds(atSeconds),
-    '-i',
-    fileUrl(inputPath),
-    '-map',
-    '0:V:0',
-    '-an',
-    '-sn',
-    '-dn',
+    ...oneStreamOf(inputPath, 'video'),
     '-frames:v',
     '1',
     // An intermediate file read once by sharp: fast zlib beats small.

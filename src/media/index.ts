@@ -1,15 +1,7 @@
 // Public API of the media layer: the rest of mediad imports from here only.
 export { averageColor, type AverageColorOptions } from './average-color.js';
-export {
-  DEMUXER_WHITELIST,
-  ffprobeArgs,
-  fileUrl,
-  formatSeconds,
-  frameGrabArgs,
-  inputHardeningArgs,
-  packetScanArgs,
-  TAIL_PACKETS,
-} from './ffprobe-args.js';
+export { ffprobeArgs, formatSeconds, frameGrabArgs, packetScanArgs, TAIL_PACKETS } from './ffprobe-args.js';
+export { DEMUXER_WHITELIST, ffmpegPreamble, fileUrl, inputHardeningArgs } from './ffmpeg-preamble.js';
 export {
   containerFormat,
   DEFAULT_MAX_FRAMES,

@@ -1,11 +1,12 @@
 // Pixels for image models and vision providers: decoded and resized here because sharp and
 // ffmpeg live in src/media. Model inputs are packed RGB bytes (height x width x 3).
 import sharp from 'sharp';
-import { AppError } from '../errors.js';
 import { failureLine } from './ffmpeg-run.js';
-import { fileUrl, formatSeconds, inputHardeningArgs } from './ffprobe-args.js';
+import { formatSeconds } from './ffprobe-args.js';
+import { ffmpegPreamble, oneStreamOf } from './ffmpeg-preamble.js';
 import { mediaBinaries, ProcessError, runProcess } from './process-runner.js';
 import { MediaTransformError } from './transform-error.js';
+import { sharpFailure } from './sharp-failure.js';
 
 export interface RgbImage {
   /** size x size x 3 bytes, row-major. */
@@ -30,13 +31,7 @@ export async function imageToRgb(path: string, size: number, opts: { maxPixels?:
       throw new Error(`unexpected ${info.channels}-channel output`);
     return { data, size };
   } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
-    if (/exceeds pixel limit/i.test(message)) {
-      throw new AppError('media_limit_exceeded', 'the image is larger than the pixel limit', { cause: err });
-    }
-    throw new MediaTransformError('transform_failed', `the image could not be decoded: ${failureLine(message)}`, {
-      cause: err,
-    });
+    throw sharpFailure(err, 'decoded');
   }
 }
 
@@ -58,20 +53,10 @@ export function videoRgbFramesArgs(
   s: Pick<VideoFrameSample, 'start' | 'interval' | 'count' | 'size'>,
 ): string[] {
   return [
-    '-hide_banner',
-    '-nostdin',
-    '-loglevel',
-    'error',
-    ...inputHardeningArgs(),
+    ...ffmpegPreamble({ overwrite: false }),
     '-ss',
     formatSeconds(s.start),
-    '-i',
-    fileUrl(inputPath),
-    '-map',
-    '0:V:0',
-    '-an',
-    '-sn',
-    '-dn',
+    ...oneStreamOf(inputPath, 'video'),
     // fps picks the frame nearest each tick; timestamps restart at 0 after the input seek.
     '-vf',
     `fps=1/${s.interval},scale=${s.size}:${s.size}:flags=area,format=rgb24`,

@@ -11,6 +11,7 @@
 // cues (live-muxed, e.g. browser recordings) +193 ms per GB, MP3 +122 ms for 144 MB, ADTS AAC
 // +125 ms for 59 MB.
 import { packetScanArgs, TAIL_PACKETS } from './ffprobe-args.js';
+import {} from './ffmpeg-preamble.js';
 import { unsupported } from './formats.js';
 import { mediaBinaries, ProcessError, runProcess } from './process-runner.js';
 

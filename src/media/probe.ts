@@ -4,6 +4,7 @@
 import { stat } from 'node:fs/promises';
 import sharp, { type Metadata } from 'sharp';
 import { ffprobeArgs } from './ffprobe-args.js';
+import {} from './ffmpeg-preamble.js';
 import {
   ANIMATED_IMAGE_FORMATS,
   containerFormat,

@@ -1,7 +1,7 @@
 // Scene cuts with FFmpeg's scdet filter: it logs `lavfi.scd.score: S, lavfi.scd.time: T` at
 // info level for each frame whose difference from the previous one passes the threshold.
 import { failureLine, ProgressParser } from './ffmpeg-run.js';
-import { fileUrl, inputHardeningArgs } from './ffprobe-args.js';
+import { ffmpegPreamble, oneStreamOf } from './ffmpeg-preamble.js';
 import { mediaBinaries, ProcessError, runProcess } from './process-runner.js';
 import { MediaTransformError } from './transform-error.js';
 
@@ -30,21 +30,8 @@ export function sceneDetectArgs(
   const threshold = Math.min(100, Math.max(0, opts.threshold ?? 10));
   const width = Math.max(16, Math.floor(opts.analysisWidth ?? 320));
   return [
-    '-hide_banner',
-    '-nostdin',
-    '-nostats',
-    '-loglevel',
-    'info',
-    '-progress',
-    'pipe:1',
-    ...inputHardeningArgs(),
-    '-i',
-    fileUrl(inputPath),
-    '-map',
-    '0:V:0',
-    '-an',
-    '-sn',
-    '-dn',
+    ...ffmpegPreamble({ progress: true, overwrite: false, loglevel: 'info' }),
+    ...oneStreamOf(inputPath, 'video'),
     '-vf',
     `scale=w='min(iw,${width})':h=-2:flags=fast_bilinear,scdet=threshold=${threshold}:sc_pass=0`,
     '-f',

@@ -2,7 +2,8 @@
 // the format pocketsphinx reads, and slices of that PCM as WAV or FLAC uploads for providers.
 import { open, writeFile } from 'node:fs/promises';
 import { runFfmpeg } from './ffmpeg-run.js';
-import { fileUrl, formatSeconds, inputHardeningArgs } from './ffprobe-args.js';
+import { formatSeconds } from './ffprobe-args.js';
+import { ffmpegPreamble, fileUrl, oneStreamOf } from './ffmpeg-preamble.js';
 
 export const SPEECH_SAMPLE_RATE = 16_000;
 /** Bytes per second of 16 kHz mono s16le. */
@@ -11,22 +12,8 @@ export const SPEECH_BYTES_PER_SECOND = SPEECH_SAMPLE_RATE * 2;
 /** ffmpeg argv: first audio stream -> raw 16 kHz mono s16le at `outRaw`, with `-progress` on stdout. */
 export function speechPcmArgs(inputPath: string, outRaw: string): string[] {
   return [
-    '-hide_banner',
-    '-nostdin',
-    '-y',
-    '-loglevel',
-    'error',
-    '-progress',
-    'pipe:1',
-    '-nostats',
-    ...inputHardeningArgs(),
-    '-i',
-    fileUrl(inputPath),
-    '-map',
-    '0:a:0',
-    '-vn',
-    '-sn',
-    '-dn',
+    ...ffmpegPreamble({ progress: true }),
+    ...oneStreamOf(inputPath, 'audio'),
     '-ac',
     '1',
     '-ar',
@@ -150,11 +137,7 @@ export async function encodePcmSlice(
   // Our own intermediate file: the raw demuxer is forced, so no format whitelist applies.
   await runFfmpeg(
     [
-      '-hide_banner',
-      '-nostdin',
-      '-y',
-      '-loglevel',
-      'error',
+      ...ffmpegPreamble({ untrustedInput: false }),
       '-protocol_whitelist',
       'file',
       '-f',

@@ -4,7 +4,7 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { inputLimitArgs, outputCap, type DurationLimit } from './duration-cap.js';
 import { runFfmpeg, type FfmpegRunOptions } from './ffmpeg-run.js';
-import { fileUrl, inputHardeningArgs } from './ffprobe-args.js';
+import { ffmpegPreamble, fileUrl, oneStreamOf } from './ffmpeg-preamble.js';
 import type { ProbeResult } from './probe.js';
 import { MediaTransformError } from './transform-error.js';
 import { even } from './video-args.js';
@@ -119,23 +119,9 @@ export function storyboardArgs(
   const encoder =
     format === 'jpeg' ? ['-c:v', 'mjpeg', '-q:v', '4', '-pix_fmt', 'yuvj420p'] : ['-c:v', 'libwebp', '-quality', '75'];
   return [
-    '-hide_banner',
-    '-nostdin',
-    '-y',
-    '-loglevel',
-    'error',
-    '-progress',
-    'pipe:1',
-    '-nostats',
-    ...inputHardeningArgs(),
+    ...ffmpegPreamble({ progress: true }),
     ...inputLimitArgs(limit),
-    '-i',
-    fileUrl(inputPath),
-    '-map',
-    '0:V:0',
-    '-an',
-    '-sn',
-    '-dn',
+    ...oneStreamOf(inputPath, 'video'),
     '-vf',
     filters.join(','),
     '-frames:v',

@@ -4,6 +4,9 @@
 export type MediaTransformCode = 'no_audio_stream' | 'invalid_for_input' | 'transform_failed';
 
 export class MediaTransformError extends Error {
+  /** The input is at fault: another attempt on it fails the same way. */
+  readonly transient = false;
+
   constructor(
     readonly code: MediaTransformCode,
     message: string,

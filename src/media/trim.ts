@@ -1,5 +1,6 @@
 // start/end trimming shared by the video and audio transforms.
 import { formatSeconds } from './ffprobe-args.js';
+import {} from './ffmpeg-preamble.js';
 import type { ProbeResult } from './probe.js';
 import { MediaTransformError } from './transform-error.js';
 

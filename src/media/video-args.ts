@@ -1,7 +1,7 @@
 // Pure ffmpeg argv for the video transform. The result runs as `ffmpeg <args>` unchanged, so a
 // benchmark can time the identical command without mediad around it.
 import { OPUS_LAYOUT_FILTER } from './audio-args.js';
-import { fileUrl, inputHardeningArgs } from './ffprobe-args.js';
+import { ffmpegPreamble, fileUrl } from './ffmpeg-preamble.js';
 import type { ProbeResult } from './probe.js';
 import { crfFor, type VideoCodec } from './quality.js';
 import { MediaTransformError } from './transform-error.js';
@@ -206,15 +206,7 @@ export function buildVideoArgs(
       ? ['-map', '0:a:0?', '-af', OPUS_LAYOUT_FILTER, '-c:a', 'libopus', '-b:a', '128k']
       : ['-map', '0:a:0?', '-c:a', 'aac', '-b:a', '128k'];
   return [
-    '-hide_banner',
-    '-nostdin',
-    '-y',
-    '-loglevel',
-    'error',
-    '-progress',
-    'pipe:1',
-    '-nostats',
-    ...inputHardeningArgs(),
+    ...ffmpegPreamble({ progress: true }),
     ...seekArgs(win),
     '-i',
     fileUrl(inputPath),

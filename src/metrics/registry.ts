@@ -51,7 +51,7 @@ const requestLogDropped = new Counter({
   registers: [registry],
 });
 
-/** `n` request log rows were not recorded (services/recorder.ts). */
+/** `n` request log rows were not recorded (services/operations/recorder.ts). */
 export function countRequestLogDropped(n: number): void {
   requestLogDropped.inc(n);
 }

@@ -1,14 +1,14 @@
 import { isEngineUnavailableError, isProviderError } from '../ai/index.js';
 import { isAppError } from '../errors.js';
+import { isMediaTransformError } from '../media/index.js';
 import { SecretKeyError } from '../secrets/sealer.js';
 import type { RetryPolicy } from './policies.js';
 
-// Which failures are worth another attempt. A source that timed out or did not answer,
-// a lost lease or an FFmpeg run that hit its time limit may pass next time; an
-// undecodable file or options that do not fit the input never will. An AI provider says
-// itself (ProviderError.transient): time-outs, 5xx, 429 and answers off the schema are retried,
-// a 4xx such as a bad key is not; a local engine that is not installed never appears by itself.
-const TRANSIENT_CODES = new Set(['source_unreachable', 'source_timeout', 'service_unavailable', 'internal_error']);
+// Which failures are worth another attempt. Each error says so itself where it is made (its
+// `transient` flag): AppError from its code (errors.ts), a transform's failure never (the input is at
+// fault), an AI provider's by its answer (time-outs, 5xx, 429 and answers off the schema are
+// retried, a 4xx such as a bad key is not), a missing local engine or secret key never. An FFmpeg
+// run that hit its time limit, and anything unexpected, may pass next time.
 
 /** The longest wait a provider's Retry-After may impose before the next attempt. */
 export const MAX_RETRY_AFTER_MS = 60 * 60 * 1000;
@@ -22,7 +22,8 @@ export interface TaskFailure {
 }
 
 export function classifyFailure(err: unknown): TaskFailure {
-  if (isAppError(err)) return { code: err.code, message: err.message, transient: TRANSIENT_CODES.has(err.code) };
+  if (isAppError(err) || isMediaTransformError(err))
+    return { code: err.code, message: err.message, transient: err.transient };
   if (isProviderError(err)) {
     return {
       code: 'provider_failed',
@@ -31,14 +32,10 @@ export function classifyFailure(err: unknown): TaskFailure {
       ...(err.retryAfterMs !== undefined ? { retryAfterMs: Math.min(err.retryAfterMs, MAX_RETRY_AFTER_MS) } : {}),
     };
   }
-  // Another attempt on the same process has the same keys.
-  if (err instanceof SecretKeyError) return { code: 'secret_unavailable', message: err.message, transient: false };
-  if (isEngineUnavailableError(err)) return { code: 'engine_unavailable', message: err.message, transient: false };
-  const e = err as { code?: unknown; reason?: unknown; message?: unknown };
-  if (typeof e?.code === 'string' && ['no_audio_stream', 'invalid_for_input'].includes(e.code)) {
-    return { code: e.code, message: String(e.message), transient: false };
-  }
-  if (e?.code === 'transform_failed') return { code: 'transform_failed', message: String(e.message), transient: false };
+  if (err instanceof SecretKeyError)
+    return { code: 'secret_unavailable', message: err.message, transient: err.transient };
+  if (isEngineUnavailableError(err)) return { code: err.code, message: err.message, transient: err.transient };
+  const e = err as { reason?: unknown };
   if (e?.reason === 'timeout')
     return { code: 'task_timeout', message: 'the task ran longer than its time limit', transient: true };
   return {

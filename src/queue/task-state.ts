@@ -66,7 +66,7 @@ export interface NewTask {
   parent_id?: string | null;
   automation_id?: string | null;
   step?: unknown;
-  /** The automations whose runs led to this task (services/automation-runs.ts). */
+  /** The automations whose runs led to this task (services/media/automation-runs.ts). */
   chain?: Chain;
   /** The failed or cancelled task this one runs again (POST /tasks/{id}/retry). */
   retry_of?: string;

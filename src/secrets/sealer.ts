@@ -16,6 +16,9 @@ const TAG_BYTES = 16;
 export const SECRET_KEY_BYTES = 32;
 
 export class SecretKeyError extends Error {
+  /** Another attempt on the same process has the same keys. */
+  readonly transient = false;
+
   constructor(message: string) {
     super(message);
     this.name = 'SecretKeyError';

@@ -5,7 +5,7 @@ import type { EventsTable } from '../db/schema.js';
  * when a client's request did), and the event that started it all (`root`: a client's upload, a
  * task it made…). Automations never fire on an event whose chain holds them, a chain stops growing
  * at the configured depth, and all the work one root causes through automations has a budget
- * (services/automation-runs.ts).
+ * (services/media/automation-runs.ts).
  */
 export interface Chain {
   readonly automations: readonly string[];

@@ -3,7 +3,7 @@ import type { Deps } from '../deps.js';
 import type { AiPorts, KindInput, ProviderModel } from '../kinds/define.js';
 import { enginesOf } from '../kinds/engines.js';
 import { createGuardedClient, type GuardedClient } from '../net/index.js';
-import { storedSpeechDocument } from '../services/intelligence.js';
+import { storedSpeechDocument } from '../services/media/intelligence.js';
 import { USER_AGENT } from '../package-info.js';
 
 /** Largest answer read from a provider (a long transcript in verbose_json is a few MB). */

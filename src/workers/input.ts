@@ -9,8 +9,8 @@ import { AppError } from '../errors.js';
 import type { KindInput } from '../kinds/define.js';
 import { probeFile, type ProbeResult } from '../media/index.js';
 import { attachInput } from '../queue/task-state.js';
-import { scratchPath, stageLocalFile } from '../services/file-store.js';
-import { findFileRow } from '../services/files.js';
+import { scratchPath, stageLocalFile } from '../services/media/file-store.js';
+import { findFileRow } from '../services/media/files.js';
 import { parseChain } from '../shapes/events.js';
 import { sourceName } from '../net/index.js';
 

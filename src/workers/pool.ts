@@ -16,15 +16,15 @@ import { classifyFailure, retryDelay } from '../queue/retry.js';
 import { claim, expiredLeases, fail, heartbeat, LeaseLostError, release } from '../queue/task-state.js';
 import { beatWorker, registerWorker, removeWorker, workerBeatMs, workerStaleMs } from '../queue/worker-registry.js';
 import type { WorkersTable } from '../db/schema.js';
-import { findFileRow } from '../services/files.js';
-import { findMedia } from '../services/media.js';
+import { findFileRow } from '../services/media/files.js';
+import { findMedia } from '../services/media/media.js';
 import { toFileObject, toMediaObject } from '../shapes/files.js';
 import { toTaskObject, type TaskTarget } from '../shapes/tasks.js';
 import { signals, TASK_CANCELLED, TASK_READY } from '../signals.js';
 import { advance } from '../workflows/runner.js';
 import { AiEngines } from './ai-ports.js';
 import { resolveInput } from './input.js';
-import { runOptions } from '../services/secrets.js';
+import { runOptions } from '../services/media/secrets.js';
 import { applyResult } from './outcome.js';
 
 const PROGRESS_WRITE_MS = 500;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
-import { createUserInOrg } from '../../src/services/users.js';
+import { createUserInOrg } from '../../src/services/people/users.js';
 import { startTestServer, type ApiResponse, type TestServer } from '../helpers/server.js';
 import { MEDIAD } from '../helpers/paths.js';
 

@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { migrate, openDatabase, type Db } from '../../src/db/connect.js';
 import { systemClock } from '../../src/deps.js';
 import type { CrashPoint } from '../../src/faults.js';
-import { createKey } from '../../src/services/keys.js';
+import { createKey } from '../../src/services/people/keys.js';
 import { startOrigin, type Origin } from '../helpers/origin.js';
 import { startS3, type LocalS3 } from '../helpers/s3.js';
 import { spawnServe, type ServeProcess } from '../helpers/serve-process.js';

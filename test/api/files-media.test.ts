@@ -48,7 +48,7 @@ describe('authentication', () => {
     assert.equal((await t.call('GET', '/files', { headers: { authorization: `Basic ${key}` } })).status, 401);
     const k = await t.key('acme', 'prod');
     assert.equal((await t.call('GET', '/files', { key: k.key })).status, 200);
-    const { revokeKey } = await import('../../src/services/keys.js');
+    const { revokeKey } = await import('../../src/services/people/keys.js');
     assert.equal(await revokeKey(t.server.runtime.deps, k.key_id), true);
     assert.equal((await t.call('GET', '/files', { key: k.key })).status, 401);
   });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import Provider from 'oidc-provider';
-import { createUserInOrg, disableUser } from '../../src/services/users.js';
+import { createUserInOrg, disableUser } from '../../src/services/people/users.js';
 import { freePort, startTestServer, type ApiResponse, type TestServer } from '../helpers/server.js';
 
 // Sign-in with OpenID Connect against a real provider: the npm oidc-provider package, started here

@@ -5,7 +5,7 @@ import { startOrigin, type Origin } from '../helpers/origin.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { waitForTask } from '../helpers/tasks.js';
-import { createUserInOrg } from '../../src/services/users.js';
+import { createUserInOrg } from '../../src/services/people/users.js';
 
 // The operations API (issue 15): automation dry runs and run history, webhook test events and the
 // delivery log, disabled endpoints, the event filter, the queue and workers, GET /system.

@@ -286,7 +286,7 @@ describe('header values stored in the clear by an earlier mediad', () => {
       .where('project_id', '=', project_id)
       .execute();
     await db.deleteFrom('data_passes').execute();
-    const { sealStoredSecrets } = await import('../../src/services/stored-secrets.js');
+    const { sealStoredSecrets } = await import('../../src/services/media/stored-secrets.js');
     await sealStoredSecrets(t.server.runtime.deps);
     const text = JSON.stringify([
       await db.selectFrom('tasks').select('options').where('id', '=', task.id).execute(),

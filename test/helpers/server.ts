@@ -5,7 +5,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { Agent, request } from 'undici';
 import { loadConfig } from '../../src/config.js';
-import { createKey } from '../../src/services/keys.js';
+import { createKey } from '../../src/services/people/keys.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { Contract } from './contract.js';
 

@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { ffprobeArgs, formatSeconds, frameGrabArgs } from '../../src/media/ffprobe-args.js';
 import {
   ANALYZE_DURATION_US,
   DEMUXER_WHITELIST,
-  ffprobeArgs,
+  ffmpegPreamble,
   fileUrl,
-  formatSeconds,
-  frameGrabArgs,
+  inputHardeningArgs,
   PROBE_SIZE_BYTES,
-} from '../../src/media/ffprobe-args.js';
+} from '../../src/media/ffmpeg-preamble.js';
 
 /** Value following `flag`, asserting the flag is present. */
 function valueOf(args: string[], flag: string): string {
@@ -106,5 +106,23 @@ describe('frameGrabArgs', () => {
     const other = frameGrabArgs('/m/in.mp4', -1, '-', 99.7);
     assert.equal(valueOf(other, '-ss'), '0.000');
     assert.match(valueOf(other, '-vf'), /min\(iw,99\)/);
+  });
+});
+
+describe('ffmpegPreamble', () => {
+  it('opens every run quietly, without stdin, with the input guards', () => {
+    assert.deepEqual(ffmpegPreamble(), [
+      '-hide_banner',
+      '-nostdin',
+      '-y',
+      '-loglevel',
+      'error',
+      ...inputHardeningArgs(),
+    ]);
+  });
+
+  it('adds progress on stdout, and leaves out what a run does not want', () => {
+    const a = ffmpegPreamble({ progress: true, overwrite: false, loglevel: 'info', untrustedInput: false });
+    assert.deepEqual(a, ['-hide_banner', '-nostdin', '-loglevel', 'info', '-progress', 'pipe:1', '-nostats']);
   });
 });

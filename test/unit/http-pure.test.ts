@@ -4,7 +4,7 @@ import type { FastifyError, FastifyRequest } from 'fastify';
 import { AppError } from '../../src/errors.js';
 import { listBody } from '../../src/http/envelope.js';
 import { toAppError } from '../../src/http/errors.js';
-import { checkFilename, normalizeFolder } from '../../src/services/paths.js';
+import { checkFilename, normalizeFolder } from '../../src/services/media/paths.js';
 import { hasPrefix, newId } from '../../src/ids.js';
 
 describe('error mapping', () => {

@@ -8,7 +8,7 @@ import { migrate, openDatabase, type Db } from '../../src/db/connect.js';
 import type { Deps } from '../../src/deps.js';
 import { newId } from '../../src/ids.js';
 import type { AuthContext } from '../../src/services/access.js';
-import { Recorder, type AnsweredRequest } from '../../src/services/recorder.js';
+import { Recorder, type AnsweredRequest } from '../../src/services/operations/recorder.js';
 import { findInSegment } from '../../src/db/request-log-segments.js';
 import { storedRequests, storedSegments } from '../helpers/request-log.js';
 import { LATEST_VERSION } from '../../src/versions.js';

@@ -19,6 +19,13 @@ describe('task retry policy', () => {
     assert.doesNotMatch(unknown.message, /secret/);
   });
 
+  it('reads the flag the error was made with', () => {
+    assert.equal(new AppError('internal_error', 'x').transient, true);
+    assert.equal(new AppError('validation_failed', 'x').transient, false);
+    assert.equal(classifyFailure(new AppError('service_unavailable', 'x', { transient: false })).transient, false);
+    assert.equal(classifyFailure(new MediaTransformError('transform_failed', 'x')).transient, false);
+  });
+
   it('backs off exponentially with bounded jitter', () => {
     const policy = { maxAttempts: 5, backoffMs: 1000, timeoutMs: 1 };
     assert.equal(

@@ -7,8 +7,8 @@ import { recordEvent, type EventRow } from '../../src/events/record.js';
 import { toEventObject } from '../../src/shapes/events.js';
 import type { Deps } from '../../src/deps.js';
 import type { GuardedRequestInit, GuardedResponse } from '../../src/net/index.js';
-import { createKey } from '../../src/services/keys.js';
-import { createEndpoint, updateEndpoint } from '../../src/services/webhook-endpoints.js';
+import { createKey } from '../../src/services/people/keys.js';
+import { createEndpoint, updateEndpoint } from '../../src/services/media/webhook-endpoints.js';
 import { endpointConsumer } from '../../src/webhooks/fanout.js';
 import { WebhookDeliverer } from '../../src/webhooks/deliverer.js';
 

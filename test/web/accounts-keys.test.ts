@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { createUserInOrg } from '../../src/services/users.js';
+import { createUserInOrg } from '../../src/services/people/users.js';
 import { chromiumAvailable, guardedPage, launchBrowser, type GuardedPage } from '../helpers/browser.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { ensureWebBuilt, PASSWORD } from '../helpers/web.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
-import { createUserInOrg } from '../../src/services/users.js';
+import { createUserInOrg } from '../../src/services/people/users.js';
 import { axeViolations, screenshot } from '../helpers/a11y.js';
 import { chromiumAvailable, guardedPage } from '../helpers/browser.js';
 import { fixture } from '../helpers/fixtures.js';

@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { bumpCounter } from '../../src/db/queries/counters.js';
 import { transact } from '../../src/db/transact.js';
 import { newId } from '../../src/ids.js';
-import { insertProject } from '../../src/services/orgs.js';
+import { insertProject } from '../../src/services/people/orgs.js';
 import { chromiumAvailable, guardedPage } from '../helpers/browser.js';
 import { fixture } from '../helpers/fixtures.js';
 import { waitForTask } from '../helpers/tasks.js';

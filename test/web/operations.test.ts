@@ -5,7 +5,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { request } from 'undici';
-import { createUserInOrg } from '../../src/services/users.js';
+import { createUserInOrg } from '../../src/services/people/users.js';
 import { axeViolations, screenshot } from '../helpers/a11y.js';
 import { chromiumAvailable, guardedPage } from '../helpers/browser.js';
 import { startOrigin, type Origin } from '../helpers/origin.js';

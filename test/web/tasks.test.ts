@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
-import { createUserInOrg } from '../../src/services/users.js';
+import { createUserInOrg } from '../../src/services/people/users.js';
 import { axeViolations, screenshot } from '../helpers/a11y.js';
 import { chromiumAvailable, type GuardedPage } from '../helpers/browser.js';
 import { startOrigin, type Origin } from '../helpers/origin.js';

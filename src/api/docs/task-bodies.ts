@@ -1,10 +1,10 @@
 import { implementedKinds, kindEntry } from '../../kinds/registry.js';
-import { kindConfig } from '../../services/tasks-config.js';
+import { kindConfig } from '../../services/media/tasks-config.js';
 
 // POST /tasks as /openapi.json documents it: one schema per kind (its options, the same JSON
 // Schema GET /tasks-config shows and POST /tasks checks, beside the fields every task shares),
 // chosen by `kind`, with an example of each. The route itself validates the shared fields and
-// leaves the options to the kind (services/tasks.ts), so the document is generated from the
+// leaves the options to the kind (services/media/tasks.ts), so the document is generated from the
 // same definitions rather than kept by hand.
 
 type Json = Record<string, unknown>;

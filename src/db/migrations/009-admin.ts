@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 
 // Administration: invitations to an organisation (only a hash of each token is stored), the
 // audit log, and the deletion mark of organisations and projects (a deleted one disappears at
-// once; its rows and blobs are removed by a background pass, services/purge.ts).
+// once; its rows and blobs are removed by a background pass, services/operations/purge.ts).
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('orgs').addColumn('deleted', 'text').execute();
   await db.schema.alterTable('projects').addColumn('deleted', 'text').execute();

@@ -1,0 +1,330 @@
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import type { Kysely } from 'kysely';
+import type { Deps } from '../../deps.js';
+import { iso } from '../../deps.js';
+import type { Database } from '../../db/schema.js';
+import { bumpCounter } from '../../db/queries/counters.js';
+import { isUniqueViolation } from '../../db/errors.js';
+import { transact } from '../../db/transact.js';
+import { AppError } from '../../errors.js';
+import { recordEvent } from '../../events/record.js';
+import { crashPoint } from '../../faults.js';
+import { newId } from '../../ids.js';
+import { averageColor, probeFile, type ProbeResult } from '../../media/index.js';
+import type { Chain } from '../../shapes/events.js';
+import { toFileObject, toMediaObject, type FileObject } from '../../shapes/files.js';
+import { fileBlobKey } from '../../storage/keys.js';
+import { abandonPut, intendPut, settlePut } from './blob-journal.js';
+import { findMedia } from './media.js';
+import { checkFilename, normalizeFolder } from './paths.js';
+
+// Storing files in two steps, because bytes and rows live in two stores: stage (probe, put the
+// blob under a key nobody references yet, announced in the blob journal), then insert the rows
+// in a transaction the caller opens — the worker pool ends a task in that same transaction. A
+// failed transaction abandons the staged blobs.
+
+/** The project, and for a task's work the automations whose runs led to it (carried by its events). */
+export type Scope = { projectId: string; chain?: Chain };
+
+export interface NewFileInput {
+  media_id?: string;
+  /** The title of the media made for the file (none with media_id): a fetched source's name. */
+  title?: string;
+  folder?: string;
+  filename?: string;
+  ref?: string;
+  metadata?: Record<string, unknown>;
+}
+
+/** What is known about a file's bytes: probed for inputs, stated by the producer for task outputs. */
+export interface FileFacts {
+  kind: string;
+  format: string | null;
+  extension: string;
+  mime: string;
+  width?: number;
+  height?: number;
+  duration?: number;
+}
+
+/** Blobs stored and announced, whose rows are not committed yet. */
+export interface Staged<T> {
+  /** Inserts the rows (and their events) in the caller's transaction; the blobs are settled with it. */
+  insert(trx: Kysely<Database>): Promise<T>;
+  /** After the transaction committed. */
+  committed(): void;
+  /** After the transaction failed: the blobs go; returns the error to throw (a taken path is a 409). */
+  abandon(err: unknown): Promise<unknown>;
+}
+
+/** A fresh path in the scratch directory; the caller removes it. */
+export function scratchPath(deps: Pick<Deps, 'tmpDir'>, label: string): string {
+  return path.join(deps.tmpDir, `${label}-${randomBytes(8).toString('hex')}`);
+}
+
+export function normalizeTarget(input: NewFileInput): { folder: string; filename?: string } {
+  return {
+    folder: normalizeFolder(input.folder),
+    filename: input.filename === undefined ? undefined : checkFilename(input.filename),
+  };
+}
+
+export const notFoundMedia = (id: string) =>
+  new AppError('not_found', `no media ${id} in this project`, {
+    details: [{ field: 'media_id', message: 'not found' }],
+  });
+export const pathTaken = (folder: string, filename: string) =>
+  new AppError(
+    'file_conflict',
+    `a file already exists at "${folder ? `${folder}/` : ''}${filename}"; choose another filename or folder, or delete that file first`,
+  );
+
+/** Puts the blobs, announced first; on failure nothing stays. */
+async function putBlobs(deps: Deps, blobs: { key: string; path: string; mime: string }[]): Promise<number[]> {
+  const keys = blobs.map((b) => b.key);
+  await intendPut(deps, keys);
+  const sizes: number[] = [];
+  try {
+    for (const b of blobs) sizes.push((await deps.blobs.putFile(b.key, b.path, { contentType: b.mime })).size);
+  } catch (err) {
+    await abandonPut(deps, keys);
+    throw err;
+  }
+  crashPoint(deps.config, 'blob.put.written');
+  return sizes;
+}
+
+function staged<T>(
+  deps: Deps,
+  keys: string[],
+  insert: (trx: Kysely<Database>) => Promise<T>,
+  conflict: () => AppError,
+): Staged<T> {
+  return {
+    async insert(trx) {
+      const result = await insert(trx);
+      await settlePut(trx, keys);
+      return result;
+    },
+    committed: () => crashPoint(deps.config, 'blob.put.committed'),
+    async abandon(err) {
+      await abandonPut(deps, keys);
+      return isUniqueViolation(err) ? conflict() : err;
+    },
+  };
+}
+
+/**
+ * Stages a complete local file (a download or an upload) as a new file of the project, in
+ * `input.media_id` or in a new media whose facts (kind, size, duration, average colour) come
+ * from it. Probing checks the limits first.
+ */
+export async function stageLocalFile(
+  deps: Deps,
+  scope: Scope,
+  localPath: string,
+  input: NewFileInput,
+  target = normalizeTarget(input),
+): Promise<Staged<FileObject>> {
+  const probe = await probeFile(localPath, deps.config.limits);
+  const fileId = newId('file');
+  const filename = target.filename ?? `${fileId}.${probe.extension}`;
+  const existingMedia = input.media_id ? await findMedia(deps.db, scope.projectId, input.media_id) : undefined;
+  const needsMediaFacts = !existingMedia || existingMedia.kind === null;
+  const background = needsMediaFacts
+    ? await averageColor(localPath, probe, { maxPixels: deps.config.limits.maxPixels }).catch(() => null)
+    : null;
+  const blobKey = fileBlobKey(scope.projectId, fileId);
+  const [size] = await putBlobs(deps, [{ key: blobKey, path: localPath, mime: probe.mime }]);
+
+  return staged(
+    deps,
+    [blobKey],
+    async (trx) => {
+      const now = iso(deps.clock.now());
+      let mediaId = input.media_id;
+      const facts = {
+        kind: probe.kind,
+        width: probe.width ?? null,
+        height: probe.height ?? null,
+        duration: probe.duration ?? null,
+        background,
+      };
+      if (!mediaId) {
+        mediaId = newId('media');
+        await trx
+          .insertInto('media')
+          .values({
+            id: mediaId,
+            project_id: scope.projectId,
+            title: input.title ?? null,
+            alt: null,
+            metadata: '{}',
+            created: now,
+            updated: now,
+            ...facts,
+          })
+          .execute();
+        await bumpCounter(trx, scope.projectId, 'media', 1);
+      } else {
+        const media = await findMedia(trx, scope.projectId, mediaId);
+        if (!media) throw notFoundMedia(mediaId);
+        if (media.kind === null)
+          await trx
+            .updateTable('media')
+            .set({ ...facts, updated: now })
+            .where('id', '=', mediaId)
+            .execute();
+      }
+      const { file, row } = await insertFileRow(deps, trx, scope, {
+        id: fileId,
+        mediaId,
+        facts: probe,
+        probe,
+        size: size!,
+        blobKey,
+        folder: target.folder,
+        filename,
+        ref: input.ref ?? (input.media_id ? null : 'original'),
+        metadata: input.metadata,
+        now,
+      });
+      if (!input.media_id) {
+        const media = await findMedia(trx, scope.projectId, mediaId);
+        if (media)
+          await recordEvent(
+            trx,
+            scope.projectId,
+            'media.created',
+            toMediaObject(deps.config.publicUrl, media, [row]),
+            now,
+            scope.chain,
+          );
+      }
+      return file;
+    },
+    () => pathTaken(target.folder, filename),
+  );
+}
+
+/** Stores a local file as a new file now (POST /files, uploads): stage, then insert in a transaction of its own. */
+export async function storeLocalFile(
+  deps: Deps,
+  scope: Scope,
+  localPath: string,
+  input: NewFileInput,
+  target = normalizeTarget(input),
+): Promise<FileObject> {
+  const stage = await stageLocalFile(deps, scope, localPath, input, target);
+  try {
+    const file = await transact(deps.db, (trx) => stage.insert(trx));
+    stage.committed();
+    return file;
+  } catch (err) {
+    throw await stage.abandon(err);
+  }
+}
+
+export interface OutputFile {
+  path: string;
+  facts: FileFacts;
+  probe?: ProbeResult;
+  folder: string;
+  filename?: string;
+  ref: string | null;
+  metadata?: Record<string, unknown>;
+}
+
+/** Stages task outputs into an existing media (all blobs first; the rows go in the caller's transaction). */
+export async function stageOutputs(
+  deps: Deps,
+  scope: Scope,
+  mediaId: string,
+  outputs: OutputFile[],
+): Promise<Staged<FileObject[]>> {
+  const planned = outputs.map((out) => {
+    const id = newId('file');
+    return { out, id, key: fileBlobKey(scope.projectId, id), path: out.path, mime: out.facts.mime };
+  });
+  const sizes = await putBlobs(deps, planned);
+  return staged(
+    deps,
+    planned.map((p) => p.key),
+    async (trx) => {
+      const now = iso(deps.clock.now());
+      if (!(await findMedia(trx, scope.projectId, mediaId))) throw notFoundMedia(mediaId);
+      const files: FileObject[] = [];
+      for (const [i, p] of planned.entries()) {
+        const filename = p.out.filename ?? `${p.id}.${p.out.facts.extension}`;
+        files.push(
+          (
+            await insertFileRow(deps, trx, scope, {
+              id: p.id,
+              mediaId,
+              facts: p.out.facts,
+              probe: p.out.probe,
+              size: sizes[i]!,
+              blobKey: p.key,
+              folder: p.out.folder,
+              filename,
+              ref: p.out.ref,
+              metadata: p.out.metadata,
+              now,
+            })
+          ).file,
+        );
+      }
+      await trx.updateTable('media').set({ updated: now }).where('id', '=', mediaId).execute();
+      return files;
+    },
+    () =>
+      new AppError(
+        'file_conflict',
+        'a file already exists at the output folder/filename; choose another filename or folder',
+      ),
+  );
+}
+
+interface NewRow {
+  id: string;
+  mediaId: string;
+  facts: FileFacts;
+  probe?: ProbeResult;
+  size: number;
+  blobKey: string;
+  folder: string;
+  filename: string;
+  ref: string | null;
+  metadata?: Record<string, unknown>;
+  now: string;
+}
+
+async function insertFileRow(deps: Deps, trx: Kysely<Database>, scope: Scope, r: NewRow) {
+  const row = {
+    id: r.id,
+    project_id: scope.projectId,
+    media_id: r.mediaId,
+    kind: r.facts.kind,
+    format: r.facts.format,
+    type: r.facts.mime,
+    width: r.facts.width ?? null,
+    height: r.facts.height ?? null,
+    duration: r.facts.duration ?? null,
+    filesize: r.size,
+    folder: r.folder,
+    filename: r.filename,
+    ref: r.ref,
+    metadata: JSON.stringify(r.metadata ?? {}),
+    status: 'ready',
+    blob_key: r.blobKey,
+    probe: r.probe ? JSON.stringify(r.probe) : null,
+    created: r.now,
+    updated: r.now,
+  };
+  await trx.insertInto('files').values(row).execute();
+  await bumpCounter(trx, scope.projectId, 'files', 1);
+  const file = toFileObject(deps.config.publicUrl, row);
+  await recordEvent(trx, scope.projectId, 'file.created', file, r.now, scope.chain);
+  return { file, row };
+}
