@@ -121,7 +121,13 @@ describe('mediad tls trust', () => {
 describe('mediad doctor', () => {
   it('checks the whole install: Node, data dir, database, TLS, port, FFmpeg; a port held by another program is a problem', async () => {
     const port = await freePort();
-    const env = { MEDIAD_DATA_DIR: t.dataDir, MEDIAD_PORT: String(port), MEDIAD_HOST: '127.0.0.1' };
+    const env = {
+      MEDIAD_DATA_DIR: t.dataDir,
+      MEDIAD_PORT: String(port),
+      MEDIAD_HOST: '127.0.0.1',
+      // The server's own database: its SQLite file, or the suite's PostgreSQL one.
+      ...(t.databaseUrl ? { MEDIAD_DATABASE_URL: t.databaseUrl } : {}),
+    };
     const good = await mediad(['doctor', '--json'], env);
     const report = JSON.parse(good.stdout);
     const states = Object.fromEntries(report.install.map((c: any) => [c.check, c.state]));

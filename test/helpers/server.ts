@@ -20,6 +20,8 @@ export interface TestServer {
   server: RunningServer;
   base: string;
   dataDir: string;
+  /** The server's own PostgreSQL database when the suite runs on one (MEDIAD_TEST_DATABASE_URL). */
+  databaseUrl: string | undefined;
   agent: Agent;
   /** A new key for org/project (created when missing). */
   key(org?: string, project?: string): Promise<{ key: string; org_id: string; project_id: string; key_id: string }>;
@@ -137,6 +139,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     server,
     base,
     dataDir,
+    databaseUrl: database?.url,
     agent,
     key: (org = 'acme', project = 'default') => createKey(server.runtime.deps, org, project),
     call,
