@@ -8,6 +8,7 @@ import { openDatabase, pendingMigrations, sqliteFile } from './db/connect.js';
 import { ffmpegHasFilter, runTool } from './media/index.js';
 import { PACKAGE } from './package-info.js';
 import { explainStartupError } from './startup-errors.js';
+import { localCaPath, localTlsDir } from './tls/ca-file.js';
 
 // `mediad doctor`'s checks of the install beyond the intelligence engines (doctor.ts): Node's
 // version, the data directory (writable, free space), the database (reachable, migrated), the TLS
@@ -112,8 +113,8 @@ async function checkTls(config: Config): Promise<InstallCheck[]> {
   const files = config.tls
     ? { cert: config.tls.certFile, key: config.tls.keyFile, name: 'tls (MEDIAD_TLS_CERT)' }
     : {
-        cert: path.join(config.dataDir, 'tls', 'server.crt'),
-        key: path.join(config.dataDir, 'tls', 'server.key'),
+        cert: path.join(localTlsDir(config.dataDir), 'server.crt'),
+        key: path.join(localTlsDir(config.dataDir), 'server.key'),
         name: 'tls (local CA)',
       };
   let cert: string;
@@ -129,8 +130,9 @@ async function checkTls(config: Config): Promise<InstallCheck[]> {
   try {
     const out = [certificateFacts(files.name, cert, key, config.publicUrl)];
     if (!config.tls) {
-      const ca = new X509Certificate(await fs.readFile(path.join(config.dataDir, 'tls', 'ca.crt'), 'utf8'));
-      out.push(ok('tls CA', `${path.join(config.dataDir, 'tls', 'ca.crt')}, SHA-256 ${ca.fingerprint256}`));
+      const caFile = localCaPath(config.dataDir);
+      const ca = new X509Certificate(await fs.readFile(caFile, 'utf8'));
+      out.push(ok('tls CA', `${caFile}, SHA-256 ${ca.fingerprint256}`));
     }
     return out;
   } catch (err) {

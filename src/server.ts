@@ -1,7 +1,6 @@
 import fs from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
-import path from 'node:path';
 import type { Socket } from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { metricsRoutes } from './api/metrics.js';
@@ -13,6 +12,7 @@ import { createLogger, createRuntime, type Runtime } from './runtime.js';
 import { ensureLocalTls } from './tls/local-ca.js';
 import { caFingerprint, trustSteps } from './tls/trust-steps.js';
 import { answerFirstContact } from './tls/first-contact.js';
+import { localTlsDir } from './tls/ca-file.js';
 import type { Logger } from 'pino';
 import { answerMalformedRequests, answerRaw, clientErrorHandler } from './http/client-error.js';
 import { AppError } from './errors.js';
@@ -82,15 +82,15 @@ async function loadTls(config: Config, logger: Logger) {
       fs.readFile(config.tls.certFile, 'utf8'),
       fs.readFile(config.tls.keyFile, 'utf8'),
     ]);
-    return { cert, key, caCertPath: null };
+    return { cert, key, caCertPath: null, caCert: null };
   }
   const local = await ensureLocalTls({
-    dir: path.join(config.dataDir, 'tls'),
+    dir: localTlsDir(config.dataDir),
     hosts: [new URL(config.publicUrl).hostname],
     log,
   });
   if (local.created) {
-    const fingerprint = caFingerprint(await fs.readFile(local.caCertPath, 'utf8'));
+    const fingerprint = caFingerprint(local.caCert);
     logger.warn(
       { banner: 'tls', caFile: local.caCertPath, steps: trustSteps(local.caCertPath, config.publicUrl, fingerprint) },
       'mediad made its own certificate authority: browsers and clients must trust it once',
@@ -117,13 +117,15 @@ function isTrustedProxy(address: string | undefined, trusted: string[]): boolean
 function plainHttpHandler(
   config: Config,
   appHandler: http.RequestListener,
-  caCertPath: string | null,
+  caCert: string | null,
 ): http.RequestListener {
+  // The local CA is made or renewed only at start: read once, offered to every first contact.
+  const ca = caCert ? { pem: caCert, fingerprint: caFingerprint(caCert) } : null;
   return (req, res) => {
     if (req.headers['x-forwarded-proto'] === 'https' && isTrustedProxy(req.socket.remoteAddress, config.trustProxy))
       return appHandler(req, res);
     // A browser's first visit, or a client fetching the local CA to trust it.
-    if (answerFirstContact(req, res, config.publicUrl, caCertPath)) return;
+    if (answerFirstContact(req, res, config.publicUrl, ca)) return;
     const target = `${config.publicUrl}${req.url ?? '/'}`;
     answerRaw(req, res, target, new AppError('https_required', `mediad only answers over HTTPS: use ${target}`));
   };
@@ -162,7 +164,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       // requireHostHeader: Node answers a missing Host itself, with an empty 400; buildApp
       // refuses it with the envelope instead.
       const httpsServer = https.createServer({ cert: tls.cert, key: tls.key, requireHostHeader: false }, handler);
-      const plainHandler = plainHttpHandler(config, handler, tls.caCertPath);
+      const plainHandler = plainHttpHandler(config, handler, tls.caCert);
       plainServer = http.createServer({ requireHostHeader: false }, plainHandler);
       // Fastify answers clientError on the HTTPS server (buildApp's clientErrorHandler); the
       // plain server, CONNECT and odd Expect headers are answered here.

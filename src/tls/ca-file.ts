@@ -5,8 +5,13 @@ import path from 'node:path';
 // default install, run from the checkout), else its absolute path; null when the server uses a
 // certificate of its own (MEDIAD_TLS_CERT), which clients already trust.
 
+/** Where the local CA and the server certificate it issued are kept (tls/local-ca.ts). */
+export function localTlsDir(dataDir: string): string {
+  return path.join(dataDir, 'tls');
+}
+
 export function localCaPath(dataDir: string): string {
-  return path.join(dataDir, 'tls', 'ca.crt');
+  return path.join(localTlsDir(dataDir), 'ca.crt');
 }
 
 export function caFileForClients(

@@ -1,6 +1,5 @@
-import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { caFingerprint, plainCaUrl } from './trust-steps.js';
+import { plainCaUrl } from './trust-steps.js';
 
 // Plain HTTP on the HTTPS port, from a person or a client that does not trust mediad yet: the
 // local certificate authority is served at /ca.crt (to trust it; check its SHA-256 against the
@@ -34,25 +33,18 @@ ${steps}
 `;
 }
 
-function readCa(caCertPath: string | null): string | null {
-  try {
-    return caCertPath ? readFileSync(caCertPath, 'utf8') : null;
-  } catch {
-    return null; // removed since the start: nothing to offer
-  }
-}
-
 /** Answers the request when it is the CA download or a browser's visit; false leaves it to the caller. */
 export function answerFirstContact(
   req: IncomingMessage,
   res: ServerResponse,
   publicUrl: string,
-  caCertPath: string | null,
+  /** The local CA (null with a certificate of the operator's own), and its SHA-256. */
+  ca: { pem: string; fingerprint: string } | null,
 ): boolean {
   if (req.method !== 'GET' && req.method !== 'HEAD') return false;
   const pathname = (req.url ?? '/').split('?')[0];
-  const pem = readCa(caCertPath);
-  if (pathname === '/ca.crt' && pem) {
+  if (pathname === '/ca.crt' && ca) {
+    const pem = ca.pem;
     res.writeHead(200, {
       'content-type': 'application/x-pem-file',
       'content-disposition': 'attachment; filename="mediad-ca.crt"',
@@ -64,11 +56,7 @@ export function answerFirstContact(
     return true;
   }
   if (!/\btext\/html\b/.test(req.headers.accept ?? '')) return false;
-  const html = page(
-    `${publicUrl}${req.url ?? '/'}`,
-    pem ? plainCaUrl(publicUrl) : null,
-    pem ? caFingerprint(pem) : null,
-  );
+  const html = page(`${publicUrl}${req.url ?? '/'}`, ca ? plainCaUrl(publicUrl) : null, ca?.fingerprint ?? null);
   res.writeHead(400, {
     'content-type': 'text/html; charset=utf-8',
     'content-length': Buffer.byteLength(html),

@@ -19,6 +19,8 @@ export interface LocalTls {
   cert: string;
   key: string;
   caCertPath: string;
+  /** The CA certificate's PEM, as written at caCertPath. */
+  caCert: string;
   /** True when a CA or server cert was written this time, so the caller can print trustInstructions(). */
   created: boolean;
 }
@@ -55,7 +57,7 @@ export async function ensureLocalTls(opts: LocalTlsOptions): Promise<LocalTls> {
     log(`issued server certificate for ${[...hosts.dns, ...hosts.ips].join(', ')}`);
   }
 
-  return { cert: server.certPem, key: server.keyPem, caCertPath: file('ca.crt'), created };
+  return { cert: server.certPem, key: server.keyPem, caCertPath: file('ca.crt'), caCert: ca.certPem, created };
 }
 
 /** How to make clients trust the local CA, as text; printed when ensureLocalTls() reports created. */
