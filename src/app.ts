@@ -69,12 +69,12 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   app.addHook('onClose', async () => recorder.stop());
 
   const publicHost = new URL(deps.config.publicUrl).host;
-  const bodies = new BodyWatch(deps.config.limits.bodyTimeoutMs);
+  const bodies = new BodyWatch(deps.config.limits.bodyTimeoutMs, deps.config.publicUrl);
   app.addHook('onClose', async () => bodies.stop());
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
     checkFraming(req.raw, publicHost);
-    bodies.watch(req.raw, `${deps.config.publicUrl}${req.url}`);
+    bodies.watch(req.raw);
     try {
       req.apiVersion = requestedVersion(req.headers);
     } catch (err) {

@@ -23,14 +23,19 @@ export class BodyWatch {
   private readonly watched = new Set<Watched>();
   private timer: NodeJS.Timeout | null = null;
 
-  constructor(private readonly windowMs: number) {}
+  constructor(
+    private readonly windowMs: number,
+    /** The server's public URL, for the answer's links. */
+    private readonly publicUrl: string,
+  ) {}
 
-  /** Watches the body of `raw` until it ends or its connection closes. */
-  watch(raw: IncomingMessage, selfUrl: string): void {
+  /** Watches the body of `raw` until it ends or its connection closes (nothing to do without a body). */
+  watch(raw: IncomingMessage): void {
     const length = raw.headers['content-length'];
     const hasBody = raw.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
     if (!hasBody || raw.complete) return;
     const socket = raw.socket;
+    const selfUrl = `${this.publicUrl}${raw.url ?? '/'}`;
     const w: Watched = { raw, socket, selfUrl, windowStart: Date.now(), bytesAtStart: socket.bytesRead };
     this.watched.add(w);
     const forget = () => this.watched.delete(w);

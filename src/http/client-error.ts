@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import { DEFAULT_VERSION, generationOf, type ApiVersion } from '../versions.js';
-import { requestedVersion } from './version.js';
+import { versionForError } from './version.js';
 
 // Answers for what never becomes a request: an HTTP head Node's parser refuses (bad bytes in
 // the target, a space in a header name, Content-Length beside Transfer-Encoding, a bad chunk
@@ -30,12 +30,7 @@ export function rawErrorBody(
   requestId: string = newId('request'),
   headers: http.IncomingHttpHeaders = {},
 ): { version: ApiVersion; body: unknown } {
-  let version: ApiVersion = DEFAULT_VERSION;
-  try {
-    version = requestedVersion(headers) ?? DEFAULT_VERSION;
-  } catch {
-    // an unknown version: answered in the default
-  }
+  const version = versionForError(headers) ?? DEFAULT_VERSION;
   const error = { code: err.code, message: err.message, status: err.status };
   if (generationOf(version) === 'bare') return { version, body: error };
   return {

@@ -2,7 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { AppError, isAppError } from '../errors.js';
 import { validationFailed, type AjvIssue } from './validation.js';
 import { errorBody } from './envelope.js';
-import { requestedVersion } from './version.js';
+import { versionForError } from './version.js';
 import { generationOf } from '../versions.js';
 import { versionOf } from './representation.js';
 
@@ -12,13 +12,7 @@ import { versionOf } from './representation.js';
  * version is not this error's to refuse).
  */
 function errorVersion(req: FastifyRequest) {
-  if (req.apiVersion === undefined) {
-    try {
-      req.apiVersion = requestedVersion(req.headers);
-    } catch {
-      // answered in the default version
-    }
-  }
+  req.apiVersion ??= versionForError(req.headers);
   return versionOf(req);
 }
 

@@ -33,3 +33,15 @@ export function requestedVersion(headers: Record<string, string | string[] | und
   }
   return undefined;
 }
+
+/**
+ * The version a request asks for, for an error's answer: none when it names none or one that does
+ * not exist (refusing an unknown version is not an error answer's business; it takes the default).
+ */
+export function versionForError(headers: Record<string, string | string[] | undefined>): ApiVersion | undefined {
+  try {
+    return requestedVersion(headers);
+  } catch {
+    return undefined;
+  }
+}
