@@ -114,20 +114,20 @@ async function spend(
   tasks: number,
   budget: number,
   now: string,
-) {
+): Promise<boolean> {
+  if (tasks > budget) return false;
   const row = await trx
     .insertInto('chain_budgets')
     .values({ root, project_id: projectId, tasks, created: now })
-    .onConflict((oc) => oc.column('root').doUpdateSet((eb) => ({ tasks: eb('chain_budgets.tasks', '+', tasks) })))
+    .onConflict((oc) =>
+      oc
+        .column('root')
+        .doUpdateSet((eb) => ({ tasks: eb('chain_budgets.tasks', '+', tasks) }))
+        .where('chain_budgets.tasks', '<=', budget - tasks),
+    )
     .returning('tasks')
-    .executeTakeFirstOrThrow();
-  if (row.tasks <= budget) return true;
-  await trx
-    .updateTable('chain_budgets')
-    .set((eb) => ({ tasks: eb('tasks', '-', tasks) }))
-    .where('root', '=', root)
-    .execute();
-  return false;
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 /**
