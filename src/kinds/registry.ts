@@ -44,12 +44,14 @@ for (const k of TASK_KINDS) {
   if (registry[k].kind !== k) throw new Error(`kind ${k} is filed with the definition of ${registry[k].kind}`);
 }
 
+/** The definition of a kind named by a client or a stored row: undefined when it is not a kind. */
 export function kindEntry(kind: string): Kind | undefined {
   return isTaskKind(kind) ? registry[kind] : undefined;
 }
 
-export function implementedKinds(): TaskKind[] {
-  return [...TASK_KINDS];
+/** The definition of one of the API's kinds. */
+export function kindOf(kind: TaskKind): Kind {
+  return registry[kind];
 }
 
 /** How workflow steps are checked: by their kind's schema and rules (a workflow's steps by this same lookup). */

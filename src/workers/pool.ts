@@ -194,7 +194,11 @@ export class WorkerPool {
     );
     const workDir = await fs.mkdtemp(path.join(deps.tmpDir, `task-${task.id}-`));
     try {
-      if (!kind) throw new AppError('kind_not_supported', `kind "${task.kind}" is not implemented in this mediad yet`);
+      if (!kind)
+        throw new AppError(
+          'kind_not_supported',
+          `kind "${task.kind}" is not a task kind this mediad knows (a row from a newer version?)`,
+        );
       const target = JSON.parse(task.target) as TaskTarget;
       const input: KindInput | null = kind.needsInputFile
         ? await resolveInput(deps, task, workDir, controller.signal)

@@ -41,7 +41,7 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   source_timeout: 'The source stopped sending, or took longer than allowed.',
   media_unsupported: 'The bytes are not media mediad can process (or their dimensions cannot be read).',
   media_limit_exceeded: 'The media is over a size, pixel, frame or duration limit; the message names it.',
-  kind_not_supported: 'The task kind is part of the API but not implemented here.',
+  kind_not_supported: 'The task kind is not one of the kinds this mediad runs.',
   rate_limited: 'Too many requests with this key; wait for Retry-After.',
   too_many_tasks: 'The project has as many pending tasks as MEDIAD_MAX_PENDING_TASKS allows.',
   headers_too_large: 'The request line and headers are over 16 KiB.',

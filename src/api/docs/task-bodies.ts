@@ -1,4 +1,5 @@
-import { implementedKinds, kindEntry } from '../../kinds/registry.js';
+import { kindOf } from '../../kinds/registry.js';
+import { TASK_KINDS } from '../../shapes/task-kinds.js';
 import { kindConfig } from '../../services/media/tasks-config.js';
 
 // POST /tasks as /openapi.json documents it: one schema per kind (its options, the same JSON
@@ -77,10 +78,8 @@ export function documentTaskBodies(doc: Json): void {
   const shared = ((json.schema as Json).properties ?? {}) as Record<string, Json>;
   const components = ((doc.components as Json).schemas ??= {}) as Record<string, Json>;
   const mapping: Record<string, string> = {};
-  for (const kind of implementedKinds()) {
-    const entry = kindEntry(kind);
-    if (!entry) continue;
-    const config = kindConfig(entry);
+  for (const kind of TASK_KINDS) {
+    const config = kindConfig(kindOf(kind));
     // The input: a file of the project or a url fetched first, a url only, or none (http's url is its option).
     const input: Record<string, Json> =
       config.input === 'file'

@@ -1,6 +1,7 @@
 import type { Kind } from '../../kinds/define.js';
 import type { EngineName, EnginePlan, Engines } from '../../kinds/engines.js';
-import { defaultEngines, implementedKinds, kindEntry } from '../../kinds/registry.js';
+import { defaultEngines, kindOf } from '../../kinds/registry.js';
+import { TASK_KINDS } from '../../shapes/task-kinds.js';
 
 // GET /tasks-config (the 0.8 SDK's tasks.getTaskConfig()): what each kind accepts, generated from
 // the kinds' own definitions — their option schemas (JSON Schema, as POST /tasks checks them), how
@@ -51,9 +52,6 @@ export type KindConfig = ReturnType<typeof kindConfig>;
 export function tasksConfig(engines: Engines): Record<string, KindConfig> {
   const plans = defaultEngines(engines);
   const out: Record<string, KindConfig> = {};
-  for (const kind of implementedKinds()) {
-    const k = kindEntry(kind);
-    if (k) out[kind] = kindConfig(k, plans[kind]);
-  }
+  for (const kind of TASK_KINDS) out[kind] = kindConfig(kindOf(kind), plans[kind]);
   return out;
 }

@@ -8,7 +8,8 @@ import { listPage, mapPage, type Page, type PageRequest } from '../../db/paginat
 import { transact } from '../../db/transact.js';
 import type { AdmitPorts, Kind } from '../../kinds/define.js';
 import { enginesOf } from '../../kinds/engines.js';
-import { engineRefusals, implementedKinds, inputKindProblems, kindEntry, stepChecks } from '../../kinds/registry.js';
+import { engineRefusals, inputKindProblems, kindEntry, stepChecks } from '../../kinds/registry.js';
+import { TASK_KINDS } from '../../shapes/task-kinds.js';
 import { cancel, insertPending, pendingTasks } from '../../queue/task-state.js';
 import { toFileObject } from '../../shapes/files.js';
 import { fileSummary, toTaskObject, type TaskObject, type WorkflowChildSummary } from '../../shapes/tasks.js';
@@ -53,10 +54,8 @@ export async function createTask(
   if (!kind) {
     throw new AppError(
       'kind_not_supported',
-      `kind "${body.kind}" is part of the API but not implemented in this mediad yet; supported now: ${implementedKinds().join(', ')}`,
-      {
-        details: [{ field: 'kind', message: 'not implemented yet' }],
-      },
+      `kind "${body.kind}" is not a task kind; the kinds: ${TASK_KINDS.join(', ')}`,
+      { details: [{ field: 'kind', message: 'not a task kind' }] },
     );
   }
   // For http the url is the address to call; for every other kind it is the input to fetch.
