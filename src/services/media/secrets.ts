@@ -8,9 +8,13 @@ import { carrySealed, mapStepSecrets, mapTaskSecrets, redactedPlaces } from '../
 type Json = Record<string, unknown>;
 type Sealing = Pick<Deps, 'secrets'>;
 
+/** Seals a secret value for its project, once (a value sealed before is kept as it is). */
+const sealOnce = (deps: Sealing, projectId: string) => (v: string) =>
+  isSealed(v) ? v : deps.secrets.seal(v, projectId);
+
 /** A task's options as stored: every secret value sealed for its project. */
 export function sealTaskOptions(deps: Sealing, projectId: string, kind: string, options: Json): Json {
-  return mapTaskSecrets(kind, options, (v) => (isSealed(v) ? v : deps.secrets.seal(v, projectId)));
+  return mapTaskSecrets(kind, options, sealOnce(deps, projectId));
 }
 
 /** A task's options as the client sent them (a retry sends them again), every secret revealed. */
@@ -42,5 +46,5 @@ export function sealWorkflow(deps: Sealing, projectId: string, workflow: unknown
 
 /** Workflow steps with every secret value sealed. */
 export function sealSteps(deps: Sealing, projectId: string, steps: unknown): unknown[] {
-  return mapStepSecrets(steps, (v) => (isSealed(v) ? v : deps.secrets.seal(v, projectId))) as unknown[];
+  return mapStepSecrets(steps, sealOnce(deps, projectId)) as unknown[];
 }
