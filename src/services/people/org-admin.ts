@@ -2,12 +2,11 @@ import type { Kysely } from 'kysely';
 import type { Deps } from '../../deps.js';
 import { iso } from '../../deps.js';
 import type { Database, Role, UsersTable } from '../../db/schema.js';
-import { isUniqueViolation } from '../../db/errors.js';
 import { transact } from '../../db/transact.js';
 import { AppError } from '../../errors.js';
 import { toProjectObject } from '../../shapes/projects.js';
 import { recordAudit, type Actor } from '../audit.js';
-import { addMember, insertOrg } from './orgs.js';
+import { addMember, conflictOnName, insertOrg } from './orgs.js';
 import { afterDeletion, markProjectDeleted } from './project-deletion.js';
 
 // Administration of organisations and their projects and members: owners and admins of the
@@ -70,11 +69,6 @@ function checkConfirm(confirm: string | undefined, name: string, what: string): 
     );
 }
 
-const nameTaken = (what: string, name: string) =>
-  new AppError('conflict', `${what} named "${name}" exists already`, {
-    details: [{ field: 'name', message: 'taken' }],
-  });
-
 export function orgObject(org: { id: string; name: string; created: string }, role: Role) {
   return { id: org.id, object: 'org' as const, name: org.name, role, created: org.created };
 }
@@ -82,22 +76,17 @@ export function orgObject(org: { id: string; name: string; created: string }, ro
 /** A new organisation (instance administrators); its creator becomes its owner. */
 export async function createOrg(deps: Pick<Deps, 'db' | 'clock'>, user: Admin, name: string, actor: Actor) {
   if (user.is_admin !== 1) throw new AppError('insufficient_role', 'only instance administrators create organisations');
-  try {
-    return await transact(deps.db, async (trx) => {
-      const now = iso(deps.clock.now());
-      const org = await insertOrg(trx, name, now);
-      await addMember(trx, user.id, org.id, 'owner', now);
-      await recordAudit(
-        trx,
-        { orgId: org.id, actor, action: 'org.created', target: { type: 'org', id: org.id }, details: { name } },
-        now,
-      );
-      return orgObject({ ...org, created: now }, 'owner');
-    });
-  } catch (err) {
-    if (isUniqueViolation(err)) throw nameTaken('an organisation', name);
-    throw err;
-  }
+  return transact(deps.db, async (trx) => {
+    const now = iso(deps.clock.now());
+    const org = await insertOrg(trx, name, now);
+    await addMember(trx, user.id, org.id, 'owner', now);
+    await recordAudit(
+      trx,
+      { orgId: org.id, actor, action: 'org.created', target: { type: 'org', id: org.id }, details: { name } },
+      now,
+    );
+    return orgObject({ ...org, created: now }, 'owner');
+  }).catch(conflictOnName('an organisation', name));
 }
 
 export async function renameOrg(
@@ -108,34 +97,29 @@ export async function renameOrg(
   actor: Actor,
 ) {
   const role = await requireRole(deps.db, user, orgId, ['owner'], 'rename the organisation');
-  try {
-    return await transact(deps.db, async (trx) => {
-      const now = iso(deps.clock.now());
-      const before = await lockOrg(trx, orgId);
-      const org = await trx
-        .updateTable('orgs')
-        .set({ name })
-        .where('id', '=', orgId)
-        .returning(['id', 'name', 'created'])
-        .executeTakeFirstOrThrow();
-      if (before.name !== name)
-        await recordAudit(
-          trx,
-          {
-            orgId,
-            actor,
-            action: 'org.renamed',
-            target: { type: 'org', id: orgId },
-            details: { from: before.name, to: name },
-          },
-          now,
-        );
-      return orgObject(org, role);
-    });
-  } catch (err) {
-    if (isUniqueViolation(err)) throw nameTaken('an organisation', name);
-    throw err;
-  }
+  return transact(deps.db, async (trx) => {
+    const now = iso(deps.clock.now());
+    const before = await lockOrg(trx, orgId);
+    const org = await trx
+      .updateTable('orgs')
+      .set({ name })
+      .where('id', '=', orgId)
+      .returning(['id', 'name', 'created'])
+      .executeTakeFirstOrThrow();
+    if (before.name !== name)
+      await recordAudit(
+        trx,
+        {
+          orgId,
+          actor,
+          action: 'org.renamed',
+          target: { type: 'org', id: orgId },
+          details: { from: before.name, to: name },
+        },
+        now,
+      );
+    return orgObject(org, role);
+  }).catch(conflictOnName('an organisation', name));
 }
 
 /**
@@ -208,15 +192,6 @@ export async function renameProject(
     const now = iso(deps.clock.now());
     await lockOrg(trx, orgId);
     const row = await findProject(trx, orgId, projectId);
-    const taken = await trx
-      .selectFrom('projects')
-      .select('id')
-      .where('org_id', '=', orgId)
-      .where('name', '=', name)
-      .where('id', '!=', projectId)
-      .where('deleted', 'is', null)
-      .executeTakeFirst();
-    if (taken) throw nameTaken('the organisation already has a project', name);
     await trx.updateTable('projects').set({ name }).where('id', '=', projectId).execute();
     if (row.name !== name)
       await recordAudit(
@@ -232,9 +207,7 @@ export async function renameProject(
         now,
       );
     return toProjectObject({ ...row, name });
-  }).catch((err: unknown) => {
-    throw isUniqueViolation(err) ? nameTaken('the organisation already has a project', name) : err;
-  });
+  }).catch(conflictOnName('a project of this organisation', name));
 }
 
 /** Deletes a project (owners and admins) with its exact name typed as confirmation; see deleteOrg. */

@@ -15,6 +15,19 @@ import { recordAudit, type Actor } from '../audit.js';
 
 type Db = Kysely<Database>;
 
+/**
+ * A name already in use (the unique constraints on organisation and project names decide, also
+ * between two requests at once; a deleted one's name was freed when it was marked): a 409.
+ */
+export function conflictOnName(what: string, name: string) {
+  return (err: unknown): never => {
+    if (!isUniqueViolation(err)) throw err;
+    throw new AppError('conflict', `${what} named "${name}" exists already`, {
+      details: [{ field: 'name', message: 'taken' }],
+    });
+  };
+}
+
 export async function insertOrg(trx: Db, name: string, now: string): Promise<{ id: string; name: string }> {
   const org = { id: newId('org'), name, created: now };
   await trx.insertInto('orgs').values(org).execute();
@@ -173,19 +186,7 @@ export async function createOrgProject(
   const role = await orgRole(deps, userId, orgId);
   if (role !== 'owner' && role !== 'admin')
     throw new AppError('insufficient_role', `your role (${role}) may not create projects; ask an owner or admin`);
-  const taken = () =>
-    new AppError('conflict', `the organisation already has a project named "${name}"`, {
-      details: [{ field: 'name', message: 'taken' }],
-    });
   return transact(deps.db, async (trx) => {
-    const existing = await trx
-      .selectFrom('projects')
-      .select('id')
-      .where('org_id', '=', orgId)
-      .where('name', '=', name)
-      .where('deleted', 'is', null)
-      .executeTakeFirst();
-    if (existing) throw taken();
     const now = iso(deps.clock.now());
     const p = await insertProject(trx, orgId, name, now);
     await recordAudit(
@@ -203,8 +204,5 @@ export async function createOrgProject(
     return toProjectObject(
       await trx.selectFrom('projects').selectAll().where('id', '=', p.id).executeTakeFirstOrThrow(),
     );
-  }).catch((err: unknown) => {
-    // The same name made by a request at the same time: a conflict, never a 500.
-    throw isUniqueViolation(err) ? taken() : err;
-  });
+  }).catch(conflictOnName('a project of this organisation', name));
 }
