@@ -6,7 +6,7 @@ import path from 'node:path';
 // source. Either way paths name the checkout, and the mediad command is the one built beside them.
 
 /** Whether this file runs built, from dist/test. */
-export const BUILT = import.meta.dirname.split(path.sep).includes('dist');
+export const BUILT = path.basename(path.resolve(import.meta.dirname, '../..')) === 'dist';
 
 /** The checkout's root. */
 export const ROOT = path.resolve(import.meta.dirname, BUILT ? '../../..' : '../..');
