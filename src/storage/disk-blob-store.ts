@@ -75,17 +75,17 @@ export function createDiskBlobStore(rootDir: string): DiskBlobStore {
       const maxBytes = opts.maxBytes ?? Infinity;
       if (!(maxBytes >= 0)) throw new RangeError('maxBytes must be >= 0');
       const tmp = await newTempPath();
+      // flush: fsync before close, so the renamed blob is on disk, not just in the page cache.
+      const out = createWriteStream(tmp, { flags: 'wx', flush: true, highWaterMark: IO_CHUNK });
       try {
-        // flush: fsync before close, so the renamed blob is on disk, not just in the page cache.
-        await pipeline(
-          body,
-          byteLimit(maxBytes),
-          createWriteStream(tmp, { flags: 'wx', flush: true, highWaterMark: IO_CHUNK }),
-        );
+        await pipeline(body, byteLimit(maxBytes), out);
         const st = await stat(tmp);
         await publish(tmp, dest);
         return { size: st.size, modified: st.mtime };
       } catch (err) {
+        // A source that fails early rejects the pipeline while the file's open() is still pending; wait
+        // for the stream to close, or the open would create the temp file after it was removed.
+        if (!out.closed) await new Promise((resolve) => out.once('close', resolve));
         await rm(tmp, { force: true });
         throw keyConflict(err);
       }
