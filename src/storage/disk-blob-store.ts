@@ -85,7 +85,7 @@ export function createDiskBlobStore(rootDir: string): DiskBlobStore {
       } catch (err) {
         // A source that fails early rejects the pipeline while the file's open() is still pending; wait
         // for the stream to close, or the open would create the temp file after it was removed.
-        if (!out.closed) await new Promise((resolve) => out.once('close', resolve));
+        if (!out.closed) await new Promise<void>((resolve) => out.once('close', () => resolve()));
         await rm(tmp, { force: true });
         throw keyConflict(err);
       }
