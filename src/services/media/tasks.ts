@@ -107,6 +107,11 @@ export async function createTask(
     const wrongKind = inputKindProblems(kind, options, file.kind);
     if (wrongKind.length > 0)
       throw new AppError('validation_failed', wrongKind.map((p) => p.message).join('; '), { details: wrongKind });
+    const misfits = kind.fileProblems(options, file);
+    if (misfits.length > 0)
+      throw new AppError('validation_failed', misfits.map((p) => `${p.field}: ${p.message}`).join('; '), {
+        details: misfits,
+      });
     input = JSON.stringify(fileSummary(toFileObject(deps.config.publicUrl, file)));
   }
   await refuseWithoutEngines(deps, kind, options);

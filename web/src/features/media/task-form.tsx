@@ -29,6 +29,7 @@ const TASK_KINDS = [
   'workflow',
   'conditions',
   'http',
+  'adaptive_video',
 ] as const satisfies readonly TaskKind[];
 const NOT_FROM_A_FILE = new Set(['ingest', 'workflow', 'conditions', 'http']);
 
