@@ -22,6 +22,7 @@ import {
   segmentDurations,
   type AdaptiveCodec,
 } from '../media/index.js';
+import { HLS_DASH_FORMAT } from '../shapes/files.js';
 import { defineKind } from './define.js';
 
 const RungOption = Type.Object(
@@ -158,7 +159,7 @@ async function packageResult(
       {
         path: masterPath,
         kind: 'video',
-        format: 'hls',
+        format: about.dash ? HLS_DASH_FORMAT : 'hls',
         extension: 'm3u8',
         mime: HLS_MIME,
         width: top.width,
