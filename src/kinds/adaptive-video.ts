@@ -12,6 +12,7 @@ import {
   buildAdaptiveArgs,
   ffmpegHasEncoder,
   ladderProblems,
+  mediaBinaries,
   manifestDuration,
   masterVariants,
   normalizeMaster,
@@ -27,7 +28,11 @@ import { defineKind } from './define.js';
 
 const RungOption = Type.Object(
   {
-    height: Type.Integer({ minimum: 144, maximum: 4320, description: 'Rung height in pixels (width follows the source’s aspect ratio)' }),
+    height: Type.Integer({
+      minimum: 144,
+      maximum: 4320,
+      description: 'Rung height in pixels (width follows the source’s aspect ratio)',
+    }),
     bitrate: Type.Optional(
       Type.Integer({ minimum: 100_000, maximum: 100_000_000, description: 'Video bitrate in bits per second' }),
     ),
@@ -52,10 +57,11 @@ const encoderFound = new Map<string, Promise<boolean>>();
 /** Whether this FFmpeg has the codec's encoder (asked once per process). */
 function hasEncoder(codec: AdaptiveCodec): Promise<boolean> {
   const name = ADAPTIVE_ENCODERS[codec];
-  let found = encoderFound.get(name);
+  const at = `${mediaBinaries().ffmpeg}\n${name}`;
+  let found = encoderFound.get(at);
   if (!found) {
     found = ffmpegHasEncoder(name);
-    encoderFound.set(name, found);
+    encoderFound.set(at, found);
   }
   return found;
 }
@@ -93,10 +99,7 @@ export const adaptiveVideoKind = defineKind({
   check(o, input) {
     const problems = ladderProblems(o.ladder, input.probe.height);
     if (problems.length > 0)
-      throw new MediaTransformError(
-        'invalid_for_input',
-        problems.map((p) => `${p.field}: ${p.message}`).join('; '),
-      );
+      throw new MediaTransformError('invalid_for_input', problems.map((p) => `${p.field}: ${p.message}`).join('; '));
   },
   async run(ctx, input) {
     const o: O = ctx.options;
@@ -107,12 +110,15 @@ export const adaptiveVideoKind = defineKind({
     const ladder = resolveLadder(o.ladder, input.probe.height ?? 0, codec);
     const dir = path.join(ctx.workDir, 'package');
     await fs.mkdir(dir);
-    await runFfmpeg(buildAdaptiveArgs(input.path, dir, { ladder, codec, segmentSeconds }, input.probe, ctx.config.limits), {
-      timeoutMs: ctx.timeoutMs,
-      signal: ctx.signal,
-      expectedDurationSeconds: input.probe.duration,
-      onProgress: ctx.progress,
-    });
+    await runFfmpeg(
+      buildAdaptiveArgs(input.path, dir, { ladder, codec, segmentSeconds }, input.probe, ctx.config.limits),
+      {
+        timeoutMs: ctx.timeoutMs,
+        signal: ctx.signal,
+        expectedDurationSeconds: input.probe.duration,
+        onProgress: ctx.progress,
+      },
+    );
     return packageResult(ctx.target.ref, dir, { codec, segmentSeconds, dash, hasAudio: input.probe.hasAudio });
   },
 });

@@ -147,7 +147,7 @@ export function buildAdaptiveArgs(
   const n = opts.ladder.length;
   const split = n > 1 ? `split=${n}${opts.ladder.map((_, i) => `[s${i}]`).join('')};` : '';
   const scales = opts.ladder
-    .map((r, i) => `${n > 1 ? `[s${i}]` : '[0:V:0]'}scale=-2:${even(r.height)},setsar=1,format=yuv420p[v${i}]`)
+    .map((r, i) => `${n > 1 ? `[s${i}]` : '[0:V:0]'}scale=-2:${even(r.height)},format=yuv420p[v${i}]`)
     .join(';');
   const graph = n > 1 ? `[0:V:0]${split}${scales}` : scales;
   const perRung = opts.ladder.flatMap((r, i) => [
@@ -160,9 +160,7 @@ export function buildAdaptiveArgs(
     `-bufsize:v:${i}`,
     String(Math.round(r.bitrate * 1.5)),
   ]);
-  const audio = source.hasAudio
-    ? ['-map', '0:a:0', '-c:a', 'aac', '-b:a', String(AUDIO_BITRATE), '-ac', '2']
-    : ['-an'];
+  const audio = source.hasAudio ? ['-map', '0:a:0', '-c:a', 'aac', '-b:a', String(AUDIO_BITRATE), '-ac', '2'] : ['-an'];
   return [
     ...ffmpegPreamble({ progress: true }),
     '-i',
