@@ -5,13 +5,16 @@ import { parseRange, etagMatches } from '../http/range.js';
 import {
   HLS_MIME,
   PACKAGE_ENTRY,
+  addSubtitleRenditions,
+  subtitlePlaylist,
   isPlaylistEntry,
   packageEntryMime,
   rewriteManifest,
   rewritePlaylist,
 } from '../media/index.js';
 import { findFileByPath } from '../services/media/files.js';
-import { HLS_DASH_FORMAT } from '../shapes/files.js';
+import { deliveryUrl, FILE_COLUMNS, HLS_DASH_FORMAT } from '../shapes/files.js';
+import { sign } from '../services/media/signatures.js';
 import { packageEntryKey } from '../storage/keys.js';
 import type { Recorder } from '../services/operations/recorder.js';
 
@@ -23,6 +26,44 @@ import type { Recorder } from '../services/operations/recorder.js';
 
 type FileRow = NonNullable<Awaited<ReturnType<typeof findFileByPath>>>;
 type SignedQuery = { expiry?: string; method?: string; signature?: string };
+
+/** Signs another file of the project for the same expiry as the request (signed delivery), or null. */
+export type Signer = ((folder: string, filename: string) => string) | null;
+
+/** A signer from a signed request's expiry and the project's secret; null for unsigned requests. */
+export function signerFor(secret: string, query: SignedQuery): Signer {
+  if (query.signature === undefined) return null;
+  const expiry = Number(query.expiry);
+  return (folder, filename) =>
+    `?expiry=${expiry}&method=get&signature=${sign(secret, folder, filename, expiry, 'get')}`;
+}
+
+const SUBTITLES_ENTRY = /^subtitles_(file_[A-Za-z0-9]+)\.m3u8$/;
+
+/** The WebVTT subtitles tracks of the package's media (made by the subtitles kind), oldest first. */
+async function subtitleFiles(deps: Deps, file: FileRow, id?: string) {
+  let q = deps.db
+    .selectFrom('files')
+    .select([...FILE_COLUMNS])
+    .where('project_id', '=', file.project_id)
+    .where('media_id', '=', file.media_id)
+    .where('kind', '=', 'subtitles')
+    .where('status', '=', 'ready')
+    .where('type', 'like', 'text/vtt%');
+  if (id) q = q.where('id', '=', id);
+  return q.orderBy('created').limit(8).execute();
+}
+
+function languageOf(metadata: string): string {
+  try {
+    const m: unknown = JSON.parse(metadata);
+    if (m && typeof m === 'object' && 'language' in m && typeof m.language === 'string' && m.language)
+      return m.language;
+  } catch {
+    // no language: und
+  }
+  return 'und';
+}
 
 /** Whether a file row heads a package (an adaptive_video master playlist). */
 export function headsPackage(file: { type: string; format: string | null }): boolean {
@@ -103,7 +144,17 @@ export async function serveMaster(
 ) {
   const text = await readText(deps, file.blob_key);
   const prefix = `${encodeURIComponent(file.filename)}.pkg/`;
-  const body = rewritePlaylist(text, prefix, signedQuery(req.query));
+  const query = signedQuery(req.query);
+  // The media's subtitles tracks, whenever they were made, as WebVTT renditions.
+  const subtitles = (await subtitleFiles(deps, file)).map((s) => {
+    const language = languageOf(s.metadata);
+    return {
+      name: `${language === 'und' ? 'Subtitles' : language}${s.ref && s.ref !== 'subtitles' ? ` (${s.ref})` : ''}`,
+      language,
+      uri: `${prefix}subtitles_${s.id}.m3u8${query}`,
+    };
+  });
+  const body = addSubtitleRenditions(rewritePlaylist(text, prefix, query), subtitles);
   return sendPlaylist(req, reply, recorder, file.project_id, HLS_MIME, body, signedOnly);
 }
 
@@ -115,8 +166,18 @@ export async function serveEntry(
   reply: FastifyReply,
   found: { file: FileRow; entry: string },
   signedOnly: boolean,
+  signer: Signer,
 ) {
   const { file, entry } = found;
+  const subtitlesId = SUBTITLES_ENTRY.exec(entry)?.[1];
+  if (subtitlesId) {
+    const [track] = await subtitleFiles(deps, file, subtitlesId);
+    if (!track) throw new AppError('not_found', 'no file at this address');
+    const url = deliveryUrl(deps.config.publicUrl, track.project_id, track.folder, track.filename);
+    const vtt = `${url}${signer ? signer(track.folder, track.filename) : ''}`;
+    const duration = track.duration ?? file.duration ?? 0;
+    return sendPlaylist(req, reply, recorder, file.project_id, HLS_MIME, subtitlePlaylist(vtt, duration), signedOnly);
+  }
   const key = packageEntryKey(file.blob_key, entry);
   const type = packageEntryMime(entry);
   if (isPlaylistEntry(entry)) {

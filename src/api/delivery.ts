@@ -17,7 +17,7 @@ import { checkFilename, normalizeFolder, splitDeliveryPath } from '../services/m
 import { getProjectRow } from '../services/people/projects.js';
 import { verifySignature, type SignedMethod } from '../services/media/signatures.js';
 import type { Recorder } from '../services/operations/recorder.js';
-import { corsHeaders, findPackageEntry, headsPackage, serveEntry, serveMaster } from './delivery-package.js';
+import { corsHeaders, findPackageEntry, headsPackage, serveEntry, serveMaster, signerFor } from './delivery-package.js';
 
 // File delivery under /d/<project>/<folder>/<filename>: public by default, signed URLs
 // when the project requires them, and signed (or key-authenticated) PUT uploads.
@@ -86,7 +86,8 @@ async function serve(
     );
   const signedOnly = project.require_signed_delivery === 1;
   corsHeaders(deps, reply, signedOnly);
-  if (entry) return serveEntry(deps, recorder, req, reply, entry, signedOnly);
+  if (entry)
+    return serveEntry(deps, recorder, req, reply, entry, signedOnly, signerFor(project.signing_secret, req.query));
 
   const file = await findFileByPath(deps, project.id, target.folder, target.filename);
   if (!file) throw new AppError('not_found', 'no file at this address');

@@ -147,3 +147,46 @@ export function manifestDuration(text: string): number | undefined {
   if (!m) return undefined;
   return Number(m[1] ?? 0) * 3600 + Number(m[2] ?? 0) * 60 + Number(m[3] ?? 0);
 }
+
+/** A WebVTT subtitles rendition of a master playlist: a name, a language, its media playlist's URI. */
+export interface SubtitleRendition {
+  name: string;
+  language: string;
+  uri: string;
+}
+
+const quoted = (s: string) => s.replace(/["\r\n]/g, '');
+
+/** The master with subtitle renditions (GROUP-ID "subs") that every variant refers to; none: as it was. */
+export function addSubtitleRenditions(master: string, subtitles: readonly SubtitleRendition[]): string {
+  if (subtitles.length === 0) return master;
+  const tags = subtitles.map(
+    (s, i) =>
+      `#EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID="subs",NAME="${quoted(s.name)}",LANGUAGE="${quoted(s.language)}",DEFAULT=NO,AUTOSELECT=${i === 0 ? 'YES' : 'NO'},URI="${quoted(s.uri)}"`,
+  );
+  const out: string[] = [];
+  let placed = false;
+  for (const l of lines(master)) {
+    if (!placed && (l.startsWith('#EXT-X-MEDIA:') || l.startsWith('#EXT-X-STREAM-INF:'))) {
+      out.push(...tags);
+      placed = true;
+    }
+    out.push(l.startsWith('#EXT-X-STREAM-INF:') ? `${l},SUBTITLES="subs"` : l);
+  }
+  return out.join('\n');
+}
+
+/** A subtitles media playlist: the whole WebVTT file as its one segment. */
+export function subtitlePlaylist(vttUrl: string, durationSeconds: number): string {
+  const d = Math.max(0.001, durationSeconds);
+  return [
+    '#EXTM3U',
+    '#EXT-X-VERSION:3',
+    `#EXT-X-TARGETDURATION:${Math.ceil(d)}`,
+    '#EXT-X-PLAYLIST-TYPE:VOD',
+    `#EXTINF:${d.toFixed(3)},`,
+    vttUrl,
+    '#EXT-X-ENDLIST',
+    '',
+  ].join('\n');
+}

@@ -89,8 +89,13 @@ before(async () => {
     body: { kind: 'adaptive_video', file_id: source.id, segment_seconds: SEGMENT },
   });
   assert.equal(created.status, 201, created.text);
+  // A subtitles track of the same media (local engine): the master carries it as a WebVTT rendition.
+  const subs = await t.call('POST', '/tasks', { key, body: { kind: 'subtitles', file_id: source.id } });
+  assert.equal(subs.status, 201, subs.text);
   const task = await waitForTask(t, key, created.json.data.id);
   assert.equal(task.status, 'completed', JSON.stringify(task.error));
+  const subsTask = await waitForTask(t, key, subs.json.data.id);
+  assert.equal(subsTask.status, 'completed', JSON.stringify(subsTask.error));
   const file = (await t.call('GET', `/files/${task.output.id}`, { key })).json.data;
   pkg = { task, file };
 });
@@ -158,6 +163,21 @@ describe('adaptive_video', () => {
     }
     const missing = await get(`${pkg.file.url}.pkg/seg_9_99999.m4s`);
     assert.equal(missing.status, 404);
+  });
+
+  it('carries the media’s subtitles track as a WebVTT rendition', async () => {
+    const master = await get(pkg.file.url);
+    const rendition = /#EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID="subs",NAME="en",LANGUAGE="en",[^\n]*URI="([^"]+)"/.exec(
+      master.text,
+    );
+    assert.ok(rendition, master.text);
+    for (const v of masterVariants(master.text)) assert.equal(v.attributes.SUBTITLES, 'subs');
+    const playlist = await get(new URL(rendition[1]!, pkg.file.url).href);
+    assert.equal(playlist.status, 200);
+    const [vtt] = playlistUris(playlist.text);
+    const track = await get(vtt!);
+    assert.equal(track.status, 200);
+    assert.match(track.text, /^WEBVTT/);
   });
 
   it('decodes every rung end to end, keyframes aligned at the segment boundaries across rungs', async () => {
@@ -267,6 +287,10 @@ describe('adaptive_video', () => {
       const tampered = new URL(segUrl.href);
       tampered.searchParams.set('expiry', String(Number(tampered.searchParams.get('expiry')) + 1));
       assert.equal((await get(tampered.href)).status, 403, 'a tampered signature is refused');
+      const subs = /TYPE=SUBTITLES[^\n]*URI="([^"]+)"/.exec(master.text)![1]!;
+      const [vtt] = playlistUris((await get(new URL(subs, url).href)).text);
+      assert.match(vtt!, /\?expiry=\d+&method=get&signature=/, 'the track is signed for the same expiry');
+      assert.equal((await get(vtt!)).status, 200);
       const mpd = await get(`${pkg.file.dash_url}${query}`);
       assert.equal(mpd.status, 200);
       assert.match(
