@@ -89,6 +89,7 @@ try {
     taskMs: median(task),
     ffmpegMs: median(raw),
     ratio,
+    pairs: task.map((t, i) => ({ taskMs: t, ffmpegMs: Math.round(raw[i]!), ratio: t / raw[i]! })),
     target: 1.05,
     timeToFirstPlayable: 'not measured: the package is published when the whole ladder is done (docs/tasks.md)',
     rungs,
