@@ -81,19 +81,35 @@ export const pathTaken = (folder: string, filename: string) =>
     `a file already exists at "${folder ? `${folder}/` : ''}${filename}"; choose another filename or folder, or delete that file first`,
   );
 
+/** Package entries stored at once (their fsyncs overlap; a 60 s ladder has a few hundred). */
+const PACKAGE_PUTS = 8;
+
 /**
  * Puts the blobs, announced first; on failure nothing stays. `keys`: what the journal announces,
  * when not the blobs' own keys (a package's entries are announced by its package key).
  */
 async function putBlobs(
   deps: Deps,
-  blobs: { key: string; path: string; mime: string }[],
+  blobs: { key: string; path: string; mime: string; entry?: boolean }[],
   keys = blobs.map((b) => b.key),
 ): Promise<number[]> {
   await intendPut(deps, keys);
-  const sizes: number[] = [];
+  const sizes: number[] = new Array<number>(blobs.length).fill(0);
+  const put = async (i: number) => {
+    const b = blobs[i]!;
+    sizes[i] = (await deps.blobs.putFile(b.key, b.path, { contentType: b.mime })).size;
+  };
   try {
-    for (const b of blobs) sizes.push((await deps.blobs.putFile(b.key, b.path, { contentType: b.mime })).size);
+    // A package's entries (many small segments, each fsynced) go PACKAGE_PUTS at a time, then
+    // the files themselves one by one, so a head is stored only after its entries.
+    const entries = blobs.flatMap((b, i) => (b.entry ? [i] : []));
+    for (let at = 0; at < entries.length; at += PACKAGE_PUTS) {
+      // allSettled: nothing may still be writing when a failure abandons what was put.
+      const done = await Promise.allSettled(entries.slice(at, at + PACKAGE_PUTS).map(put));
+      const failed = done.find((d) => d.status === 'rejected');
+      if (failed) throw failed.reason;
+    }
+    for (const [i, b] of blobs.entries()) if (!b.entry) await put(i);
   } catch (err) {
     await abandonPut(deps, keys);
     throw err;
@@ -258,7 +274,12 @@ export async function stageOutputs(
     // A package's entries go first, its head last: a head never points at entries not yet written.
     const pkg = out.package;
     const entries = pkg
-      ? pkg.entries.map((e) => ({ key: packageEntryKey(key, e.name), path: path.join(pkg.dir, e.name), mime: e.mime }))
+      ? pkg.entries.map((e) => ({
+          key: packageEntryKey(key, e.name),
+          path: path.join(pkg.dir, e.name),
+          mime: e.mime,
+          entry: true,
+        }))
       : [];
     const journal = out.package ? [key, packageKey(key)] : [key];
     return { out, id, key, path: out.path, mime: out.facts.mime, entries, journal };
