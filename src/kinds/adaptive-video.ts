@@ -10,6 +10,7 @@ import {
   MediaTransformError,
   PACKAGE_ENTRY,
   buildAdaptiveArgs,
+  checkOutputCap,
   ffmpegHasEncoder,
   ladderProblems,
   mediaBinaries,
@@ -119,7 +120,15 @@ export const adaptiveVideoKind = defineKind({
         onProgress: ctx.progress,
       },
     );
-    return packageResult(ctx.target.ref, dir, { codec, segmentSeconds, dash, hasAudio: input.probe.hasAudio });
+    const result = await packageResult(ctx.target.ref, dir, {
+      codec,
+      segmentSeconds,
+      dash,
+      hasAudio: input.probe.hasAudio,
+    });
+    // A package cut at the duration limit although the source should have ended before: refused, as for video.
+    checkOutputCap(result.files[0]?.duration, {}, input.probe, ctx.config.limits);
+    return result;
   },
 });
 
