@@ -245,6 +245,9 @@ describe('adaptive_video', () => {
       assert.equal(res.json.error.code, 'validation_failed');
       assert.match(JSON.stringify(res.json.error), field);
     }
+    const ofPackage = await t.call('POST', '/tasks', { key, body: { kind: 'video', file_id: pkg.file.id } });
+    assert.equal(ofPackage.status, 400, ofPackage.text);
+    assert.match(ofPackage.json.error.message, /adaptive streaming package/);
     const wrong = await t.call('POST', '/tasks', { key, body: { kind: 'adaptive_video', file_id: audioOnly.id } });
     assert.equal(wrong.status, 400);
     assert.match(wrong.json.error.message, /adaptive_video takes video/);

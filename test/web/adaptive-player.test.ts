@@ -6,7 +6,6 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { chromiumAvailable } from '../helpers/browser.js';
-import { waitForTask } from '../helpers/tasks.js';
 import { startWebTest, type WebTest } from '../helpers/web.js';
 import { putFile, until, type VideoLike } from './media-support.js';
 
@@ -36,17 +35,19 @@ describe('the adaptive player', { skip: !chromiumAvailable() && 'no chromium' },
       ...['-c:a', 'aac', '-shortest', clip],
     ]);
     const file = await putFile(w.t, w.owner.key, w.owner.projectId, 'stream.mp4', await fs.readFile(clip));
-    const created = await w.t.call('POST', '/tasks', {
-      key: w.owner.key,
-      body: { kind: 'adaptive_video', file_id: file.id, segment_seconds: 1 },
-    });
-    assert.equal(created.status, 201, created.text);
-    const task = await waitForTask(w.t, w.owner.key, created.json.data.id);
-    assert.equal(task.status, 'completed', JSON.stringify(task.error));
-
+    // Run from the media page's form, generated from GET /tasks-config.
     const requested: string[] = [];
     page.on('request', (r) => requested.push(r.url()));
     await page.goto(`${w.t.base}/app/p/${w.owner.projectId}/media/${file.media_id}`);
+    await page.getByRole('heading', { name: 'stream.mp4' }).waitFor();
+    await page.getByLabel('Kind', { exact: true }).selectOption('adaptive_video');
+    await page.getByLabel('segment seconds', { exact: true }).fill('1');
+    await page.getByRole('button', { name: 'Run adaptive_video' }).click();
+    await page.locator('.timeline li[data-status="completed"]').waitFor({ timeout: 60_000 });
+    const tasks = (await w.t.call('GET', `/tasks?media_id=${file.media_id}`, { key: w.owner.key })).json.data;
+    assert.equal(tasks[0].kind, 'adaptive_video');
+    assert.equal(tasks[0].options.segment_seconds, 1);
+    await page.reload();
     await page.getByRole('heading', { name: 'stream.mp4' }).waitFor();
     const quality = page.getByLabel('Quality');
     await until(async () => (await quality.locator('option').count()) === 3, 'the quality menu');
