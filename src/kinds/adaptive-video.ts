@@ -55,7 +55,7 @@ type O = Static<typeof Options>;
 export const DEFAULT_SEGMENT_SECONDS = 4;
 
 const encoderFound = new Map<string, Promise<boolean>>();
-/** Whether this FFmpeg has the codec's encoder (asked once per process). */
+/** Whether this FFmpeg has the codec's encoder (asked until it says yes, then kept). */
 function hasEncoder(codec: AdaptiveCodec): Promise<boolean> {
   const name = ADAPTIVE_ENCODERS[codec];
   const at = `${mediaBinaries().ffmpeg}\n${name}`;
@@ -63,6 +63,10 @@ function hasEncoder(codec: AdaptiveCodec): Promise<boolean> {
   if (!found) {
     found = ffmpegHasEncoder(name);
     encoderFound.set(at, found);
+    // Only a yes is kept: a no (or an FFmpeg too busy to answer in time) is asked again next time.
+    void found.then((yes) => {
+      if (!yes) encoderFound.delete(at);
+    });
   }
   return found;
 }
