@@ -1843,6 +1843,45 @@ export interface components {
             /** Format: uri */
             webhook_url?: string;
         };
+        /**
+         * adaptive_video
+         * @description An HLS and DASH package (a ladder of renditions over shared CMAF segments) for adaptive streaming. Its input is `file_id` (a file of this project) or `url` (fetched into a new media first): exactly one.
+         * @example {
+         *       "kind": "adaptive_video",
+         *       "file_id": "file_…",
+         *       "segment_seconds": 4
+         *     }
+         */
+        Adaptive_videoTaskBody: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "adaptive_video";
+            file_id?: string;
+            /** Format: uri */
+            url?: string;
+            ladder?: {
+                /** @description Rung height in pixels (width follows the source’s aspect ratio) */
+                height: number;
+                /** @description Video bitrate in bits per second */
+                bitrate?: number;
+            }[];
+            /**
+             * @default h264
+             * @enum {unknown}
+             */
+            codec: "h264" | "h265" | "av1";
+            /** @default 4 */
+            segment_seconds: number;
+            /** @default true */
+            dash: boolean;
+            filename?: string;
+            folder?: string;
+            ref?: string;
+            /** Format: uri */
+            webhook_url?: string;
+        };
     };
     responses: never;
     parameters: never;
@@ -5769,6 +5808,8 @@ export interface operations {
                             folder: string;
                             filename: string;
                             url: string;
+                            /** @description adaptive_video: the DASH manifest of the package whose HLS master playlist is `url` */
+                            dash_url?: string;
                             ref?: string;
                             created: string;
                             updated: string;
@@ -5924,6 +5965,8 @@ export interface operations {
                             folder: string;
                             filename: string;
                             url: string;
+                            /** @description adaptive_video: the DASH manifest of the package whose HLS master playlist is `url` */
+                            dash_url?: string;
                             ref?: string;
                             created: string;
                             updated: string;
@@ -6053,6 +6096,8 @@ export interface operations {
                             folder: string;
                             filename: string;
                             url: string;
+                            /** @description adaptive_video: the DASH manifest of the package whose HLS master playlist is `url` */
+                            dash_url?: string;
                             ref?: string;
                             created: string;
                             updated: string;
@@ -6314,6 +6359,8 @@ export interface operations {
                             folder: string;
                             filename: string;
                             url: string;
+                            /** @description adaptive_video: the DASH manifest of the package whose HLS master playlist is `url` */
+                            dash_url?: string;
                             ref?: string;
                             created: string;
                             updated: string;
@@ -6466,6 +6513,8 @@ export interface operations {
                                 folder: string;
                                 filename: string;
                                 url: string;
+                                /** @description adaptive_video: the DASH manifest of the package whose HLS master playlist is `url` */
+                                dash_url?: string;
                                 ref?: string;
                                 created: string;
                                 updated: string;
@@ -6633,6 +6682,8 @@ export interface operations {
                                 folder: string;
                                 filename: string;
                                 url: string;
+                                /** @description adaptive_video: the DASH manifest of the package whose HLS master playlist is `url` */
+                                dash_url?: string;
                                 ref?: string;
                                 created: string;
                                 updated: string;
@@ -6778,6 +6829,8 @@ export interface operations {
                                 folder: string;
                                 filename: string;
                                 url: string;
+                                /** @description adaptive_video: the DASH manifest of the package whose HLS master playlist is `url` */
+                                dash_url?: string;
                                 ref?: string;
                                 created: string;
                                 updated: string;
@@ -7054,6 +7107,8 @@ export interface operations {
                                 folder: string;
                                 filename: string;
                                 url: string;
+                                /** @description adaptive_video: the DASH manifest of the package whose HLS master playlist is `url` */
+                                dash_url?: string;
                                 ref?: string;
                                 created: string;
                                 updated: string;
@@ -7283,7 +7338,7 @@ export interface operations {
                 page?: number;
                 limit?: number;
                 status?: "pending" | "processing" | "waiting" | "completed" | "failed" | "cancelled";
-                kind?: "ingest" | "video" | "image" | "audio" | "chapters" | "subtitles" | "thumbnails" | "nsfw" | "speech" | "description" | "outline" | "prompt" | "workflow" | "conditions" | "http";
+                kind?: "ingest" | "video" | "image" | "audio" | "chapters" | "subtitles" | "thumbnails" | "nsfw" | "speech" | "description" | "outline" | "prompt" | "workflow" | "conditions" | "http" | "adaptive_video";
                 media_id?: string;
                 automation_id?: string;
             };
@@ -7451,7 +7506,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["IngestTaskBody"] | components["schemas"]["VideoTaskBody"] | components["schemas"]["ImageTaskBody"] | components["schemas"]["AudioTaskBody"] | components["schemas"]["ChaptersTaskBody"] | components["schemas"]["SubtitlesTaskBody"] | components["schemas"]["ThumbnailsTaskBody"] | components["schemas"]["NsfwTaskBody"] | components["schemas"]["SpeechTaskBody"] | components["schemas"]["DescriptionTaskBody"] | components["schemas"]["OutlineTaskBody"] | components["schemas"]["PromptTaskBody"] | components["schemas"]["WorkflowTaskBody"] | components["schemas"]["ConditionsTaskBody"] | components["schemas"]["HttpTaskBody"];
+                "application/json": components["schemas"]["IngestTaskBody"] | components["schemas"]["VideoTaskBody"] | components["schemas"]["ImageTaskBody"] | components["schemas"]["AudioTaskBody"] | components["schemas"]["ChaptersTaskBody"] | components["schemas"]["SubtitlesTaskBody"] | components["schemas"]["ThumbnailsTaskBody"] | components["schemas"]["NsfwTaskBody"] | components["schemas"]["SpeechTaskBody"] | components["schemas"]["DescriptionTaskBody"] | components["schemas"]["OutlineTaskBody"] | components["schemas"]["PromptTaskBody"] | components["schemas"]["WorkflowTaskBody"] | components["schemas"]["ConditionsTaskBody"] | components["schemas"]["HttpTaskBody"] | components["schemas"]["Adaptive_videoTaskBody"];
             };
         };
         responses: {
@@ -8173,7 +8228,7 @@ export interface operations {
                     /** @enum {string} */
                     status?: "failed";
                     /** @enum {unknown} */
-                    kind?: "ingest" | "video" | "image" | "audio" | "chapters" | "subtitles" | "thumbnails" | "nsfw" | "speech" | "description" | "outline" | "prompt" | "workflow" | "conditions" | "http";
+                    kind?: "ingest" | "video" | "image" | "audio" | "chapters" | "subtitles" | "thumbnails" | "nsfw" | "speech" | "description" | "outline" | "prompt" | "workflow" | "conditions" | "http" | "adaptive_video";
                     media_id?: string;
                     automation_id?: string;
                 };
@@ -12256,7 +12311,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
-                kind: "ingest" | "video" | "image" | "audio" | "chapters" | "subtitles" | "thumbnails" | "nsfw" | "speech" | "description" | "outline" | "prompt" | "workflow" | "conditions" | "http";
+                kind: "ingest" | "video" | "image" | "audio" | "chapters" | "subtitles" | "thumbnails" | "nsfw" | "speech" | "description" | "outline" | "prompt" | "workflow" | "conditions" | "http" | "adaptive_video";
             };
             cookie?: never;
         };
@@ -12375,7 +12430,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
-                kind: "ingest" | "video" | "image" | "audio" | "chapters" | "subtitles" | "thumbnails" | "nsfw" | "speech" | "description" | "outline" | "prompt" | "workflow" | "conditions" | "http";
+                kind: "ingest" | "video" | "image" | "audio" | "chapters" | "subtitles" | "thumbnails" | "nsfw" | "speech" | "description" | "outline" | "prompt" | "workflow" | "conditions" | "http" | "adaptive_video";
             };
             cookie?: never;
         };
@@ -13330,6 +13385,8 @@ export interface operations {
                             folder: string;
                             filename: string;
                             url: string;
+                            /** @description adaptive_video: the DASH manifest of the package whose HLS master playlist is `url` */
+                            dash_url?: string;
                             ref?: string;
                             created: string;
                             updated: string;
