@@ -153,3 +153,11 @@ export {
   type VideoFrameSample,
 } from './model-input.js';
 export { debianPackageVersion, ffmpegHasFilter, runTool, toolVersion, type ToolRun } from './tool-info.js';
+// On-the-fly image URLs (issue 24).
+export {
+  animatedPageAt,
+  renderImageUrl,
+  type ImageUrlPositionName,
+  type ImageUrlRender,
+  type ImageUrlResult,
+} from './image-url-render.js';

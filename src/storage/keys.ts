@@ -51,3 +51,8 @@ function segment(id: string): string {
   if (id === '' || id.includes('/') || keyProblem(id)) throw new AppError('bad_request', 'Invalid id for a blob key');
   return id;
 }
+
+/** A cached image-URL result (services/media/image-url-cache.ts): outside projects/, which the blob reconciler owns. */
+export function imageCacheBlobKey(projectId: string, derivativeId: string): string {
+  return validateKey(`image-cache/${segment(projectId)}/${segment(derivativeId)}`);
+}

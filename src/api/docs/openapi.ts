@@ -158,11 +158,30 @@ function namePath(paths: Record<string, Record<string, Json>>): void {
   paths['/d/{path}'] = item;
 }
 
+/** Image URLs (issue 24): the /img wildcard as a named parameter: /img/{path}. */
+function nameImagePath(paths: Record<string, Record<string, Json>>): void {
+  const item = paths['/img/{*}'];
+  if (!item) return;
+  delete paths['/img/{*}'];
+  for (const op of Object.values(item))
+    op.parameters = [
+      {
+        in: 'path',
+        name: 'path',
+        required: true,
+        description: '`<project id>/<signature>/<options>/<file id>[.<ext>]` (docs/image-urls.md)',
+        schema: { type: 'string' },
+      },
+    ];
+  paths['/img/{path}'] = item;
+}
+
 function addSharedHeaders<D extends { paths?: object }>(doc: D): D {
   namePath((doc.paths ?? {}) as Record<string, Record<string, Json>>);
+  nameImagePath((doc.paths ?? {}) as Record<string, Record<string, Json>>);
   for (const [path, item] of Object.entries((doc.paths ?? {}) as Record<string, Record<string, Json>>)) {
     for (const [method, op] of Object.entries(item)) {
-      const versioned = !path.startsWith('/d/') && !['/health', '/metrics'].includes(path);
+      const versioned = !path.startsWith('/d/') && !path.startsWith('/img/') && !['/health', '/metrics'].includes(path);
       const params = (op.parameters ?? []) as Json[];
       // A query parameter with a default (page, limit, range) is filled in when left out: optional.
       for (const p of params)
