@@ -684,7 +684,8 @@ export const OPERATIONS: Record<string, Operation> = {
     id: 'createImageUrlKey',
     tag: 'Image URLs',
     summary: 'Make the image-URL key',
-    description: 'Makes the project’s image-URL key when it has none (it is also made on first use); answers its prefix.',
+    description:
+      'Makes the project’s image-URL key when it has none (it is also made on first use); answers its prefix.',
   },
   'POST /project/image-url-key/reveal': {
     id: 'revealImageUrlKey',
@@ -722,7 +723,8 @@ export const OPERATIONS: Record<string, Operation> = {
     id: 'createImagePreset',
     tag: 'Image URLs',
     summary: 'Make an image preset',
-    description: 'A named set of image URL options (`preset:<name>` in a URL); each option is checked as in a URL. At most 100 per project.',
+    description:
+      'A named set of image URL options (`preset:<name>` in a URL); each option is checked as in a URL. At most 100 per project.',
   },
   'GET /image-presets/:name': {
     id: 'getImagePreset',
@@ -734,7 +736,8 @@ export const OPERATIONS: Record<string, Operation> = {
     id: 'replaceImagePreset',
     tag: 'Image URLs',
     summary: 'Change an image preset',
-    description: 'Replaces the preset’s options. Cached results of the old options stay until evicted; unsigned preset URLs are cached by browsers for an hour.',
+    description:
+      'Replaces the preset’s options. Cached results of the old options stay until evicted; unsigned preset URLs are cached by browsers for an hour.',
   },
   'DELETE /image-presets/:name': {
     id: 'deleteImagePreset',

@@ -1,10 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
+import path from 'node:path';
 import type { Deps } from '../../deps.js';
 import { iso } from '../../deps.js';
 import type { ImageDerivativesTable } from '../../db/schema.js';
 import { addUsage } from '../../db/queries/usage.js';
 import { imageCacheBlobKey } from '../../storage/keys.js';
-import { scratchPath } from './file-store.js';
 
 // The cache of image-URL results: bytes in the blob store under image-cache/, one row each in
 // image_derivatives (what it is, its size, when it was last served). The cache has its own byte
@@ -49,7 +50,7 @@ export async function storeDerivative(deps: CacheDeps, d: NewDerivative): Promis
   ]);
   if (d.data.length > deps.config.imageUrls.cacheBytes) return;
   const key = imageCacheBlobKey(d.projectId, d.id);
-  const tmp = scratchPath(deps, 'image-url');
+  const tmp = path.join(deps.tmpDir, `image-url-${randomBytes(8).toString('hex')}`);
   try {
     await fs.writeFile(tmp, d.data);
     await deps.blobs.putFile(key, tmp, { contentType: d.type });

@@ -125,8 +125,8 @@ export class ImageUrlService {
   private readonly flights = new SingleFlight<ImageUrlResult>();
   private readonly slots: Semaphore;
   private readonly misses = new MissLimiter();
-  /** Results computed here (the tests count them). */
-  computed = 0;
+  /** Results sent but not stored yet: a request in between gets them from here, not a second computation. */
+  private readonly storing = new Map<string, ImageUrlResult>();
 
   constructor(private readonly deps: Deps) {
     this.slots = new Semaphore(deps.config.imageUrls.concurrency);
@@ -222,6 +222,8 @@ export class ImageUrlService {
       return { kind: 'not_modified', image };
     const row = await findDerivative(this.deps, id);
     if (row) return { kind: 'cached', image, row };
+    const sent = this.storing.get(id);
+    if (sent) return { kind: 'computed', image, result: sent, shared: true };
     const retry = this.misses.take(
       target.projectId,
       this.deps.config.imageUrls.missesPerMinute,
@@ -235,14 +237,18 @@ export class ImageUrlService {
       );
     const flight = this.flights.run(id, () => this.slots.use(() => this.make(file, render, options.time, frames)));
     const result = await flight.promise;
-    if (!flight.shared)
-      void storeDerivative(this.deps, {
+    if (!flight.shared) {
+      this.storing.set(id, result);
+      storeDerivative(this.deps, {
         id,
         projectId: target.projectId,
         fileId: file.id,
         type: result.mime,
         data: result.data,
-      }).catch((err: unknown) => this.deps.log.warn({ err, image: id }, 'image cache: result not stored'));
+      })
+        .catch((err: unknown) => this.deps.log.warn({ err, image: id }, 'image cache: result not stored'))
+        .finally(() => this.storing.delete(id));
+    }
     return { kind: 'computed', image, result, shared: flight.shared };
   }
 
@@ -322,7 +328,6 @@ export class ImageUrlService {
     time: number | undefined,
     frames: number,
   ): Promise<ImageUrlResult> {
-    this.computed++;
     const deps = this.deps;
     const cleanup: string[] = [];
     try {
