@@ -181,7 +181,7 @@ function addSharedHeaders<D extends { paths?: object }>(doc: D): D {
   nameImagePath((doc.paths ?? {}) as Record<string, Record<string, Json>>);
   for (const [path, item] of Object.entries((doc.paths ?? {}) as Record<string, Record<string, Json>>)) {
     for (const [method, op] of Object.entries(item)) {
-      const versioned = !path.startsWith('/d/') && !path.startsWith('/img/') && !['/health', '/metrics'].includes(path);
+      const versioned = !path.startsWith('/d/') && !['/health', '/metrics'].includes(path);
       const params = (op.parameters ?? []) as Json[];
       // A query parameter with a default (page, limit, range) is filled in when left out: optional.
       for (const p of params)

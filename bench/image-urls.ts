@@ -1,0 +1,160 @@
+// Image URLs (issue 24), each beside its competitor in the same run:
+//   miss  1200x800 JPEG -> 400 px WebP through an uncached /img URL (HTTPS, client-side time)
+//         vs raw sharp doing the same resize from the same stored file, in this process   target <= 1.10x
+//   hit   a cached /img URL vs the same bytes through the plain file delivery route /d/…
+//         (wrk -c64, req/s and p99)                                                        target >= 0.90x
+//   api   GET /files/{id} p99 while 64 connections request uncached image URLs vs idle      target <= 2x
+// Run: npm run bench:image-urls   (mediad as a child process on loopback; bench/results/image-urls.json)
+import { execFile } from 'node:child_process';
+import { createHmac } from 'node:crypto';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import sharp from 'sharp';
+import { Agent, request } from 'undici';
+import { api, median, startMediad, upload, type Mediad } from './child.js';
+import { parseWrk, writeResults } from './lib.js';
+import { fixture } from '../test/helpers/fixtures.js';
+
+const run = promisify(execFile);
+const RUNS = Number(process.env.BENCH_RUNS ?? 15);
+const OPTIONS = 'width:400,format:webp,quality:80';
+
+const sign = (key: string, p: string) => createHmac('sha256', key).update(p).digest('base64url');
+
+async function get(m: Mediad, url: string, agent = m.agent): Promise<number> {
+  const res = await request(url, { dispatcher: agent });
+  const body = Buffer.from(await res.body.arrayBuffer());
+  if (res.statusCode !== 200) throw new Error(`${url}: ${res.statusCode} ${body.toString().slice(0, 200)}`);
+  return body.length;
+}
+
+async function wrk(url: string, connections: number, seconds: number, headers: Record<string, string> = {}) {
+  const h = Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]);
+  const args = [`-t${Math.min(2, connections)}`, `-c${connections}`, `-d${seconds}s`, '--latency', ...h, url];
+  const { stdout } = await run('wrk', args, { maxBuffer: 1 << 20 });
+  return parseWrk(stdout);
+}
+
+async function main() {
+  const m = await startMediad({ MEDIAD_IMAGE_URL_MISSES_PER_MINUTE: '0' });
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'bench-imgurl-'));
+  try {
+    const project = (await api(m, 'GET', '/project')).id as string;
+    const key = (await api(m, 'POST', '/project/image-url-key/reveal')).key as string;
+    const url = (file: string, options = OPTIONS) => {
+      const p = `/${options}/${file}`;
+      return `${m.base}/img/${project}/${sign(key, p)}${p}`;
+    };
+    const src = path.join(dir, 'src.jpg');
+    await sharp(await fixture('image-jpeg-4000x3000'))
+      .resize(1200, 800)
+      .jpeg({ quality: 85 })
+      .toFile(src);
+
+    // Miss: each run a new file id of the same bytes (identical work, never cached), paired with
+    // raw sharp reading the stored blob of that file.
+    const ids: string[] = [];
+    for (let i = 0; i < RUNS + 2; i++) ids.push((await upload(m, src, `m${i}.jpg`)).id as string);
+    const blob = (id: string) => path.join(m.dataDir, 'blobs', 'projects', project, 'files', id);
+    const mediad: number[] = [];
+    const raw: number[] = [];
+    for (let i = 0; i < ids.length; i++) {
+      let s = performance.now();
+      await get(m, url(ids[i]!));
+      const a = performance.now() - s;
+      s = performance.now();
+      await sharp(blob(ids[i]!)).autoOrient().resize({ width: 400 }).webp({ quality: 80 }).toBuffer();
+      const b = performance.now() - s;
+      if (i < 2) continue; // warm-up
+      mediad.push(a);
+      raw.push(b);
+    }
+    const miss = {
+      mediadMs: median(mediad),
+      sharpMs: median(raw),
+      ratio: median(mediad.map((x, i) => x / raw[i]!)),
+      target: 1.1,
+    };
+    console.log(
+      `miss: mediad ${miss.mediadMs.toFixed(1)} ms, raw sharp ${miss.sharpMs.toFixed(1)} ms, ${miss.ratio.toFixed(3)}x (target <= 1.10)`,
+    );
+
+    // Hit vs the plain file route, same bytes: the cached result is uploaded as a file.
+    const hitUrl = url(ids[0]!);
+    const bytes = Buffer.from(await (await request(hitUrl, { dispatcher: m.agent })).body.arrayBuffer());
+    await fs.writeFile(path.join(dir, 'same.webp'), bytes);
+    await upload(m, path.join(dir, 'same.webp'), 'same.webp');
+    const fileUrl = `${m.base}/d/${project}/bench/same.webp`;
+    await get(m, hitUrl);
+    await get(m, fileUrl);
+    const hits: number[] = [];
+    const files: number[] = [];
+    const hitP99: number[] = [];
+    const fileP99: number[] = [];
+    for (let r = 0; r < 3; r++) {
+      const h = await wrk(hitUrl, 64, 5);
+      const f = await wrk(fileUrl, 64, 5);
+      hits.push(h.rps);
+      files.push(f.rps);
+      hitP99.push(h.p99Ms);
+      fileP99.push(f.p99Ms);
+    }
+    const hit = {
+      imgRps: median(hits),
+      imgP99Ms: median(hitP99),
+      fileRps: median(files),
+      fileP99Ms: median(fileP99),
+      ratio: median(hits.map((x, i) => x / files[i]!)),
+      target: 0.9,
+    };
+    console.log(
+      `hit: /img ${hit.imgRps} req/s p99 ${hit.imgP99Ms} ms; /d ${hit.fileRps} req/s p99 ${hit.fileP99Ms} ms; ${hit.ratio.toFixed(3)}x (target >= 0.90)`,
+    );
+
+    // The API while 64 connections ask for uncached images (new options each time).
+    const apiUrl = `${m.base}/files/${ids[0]}`;
+    const auth = { authorization: `Bearer ${m.key}` };
+    const idle = await wrk(apiUrl, 4, 5, auth);
+    const ca = await fs.readFile(path.join(m.dataDir, 'tls', 'ca.crt'), 'utf8');
+    const loadAgent = new Agent({ connect: { ca, servername: 'localhost' }, connections: 64 });
+    let stop = false;
+    let made = 0;
+    let n = 0;
+    const worker = async () => {
+      while (!stop) {
+        const w = 200 + (n++ % 1000);
+        await get(m, url(ids[n % ids.length]!, `width:${w},format:webp,quality:${70 + (n % 20)}`), loadAgent);
+        made++;
+      }
+    };
+    const load = Array.from({ length: 64 }, worker);
+    await new Promise((r) => setTimeout(r, 1000));
+    const busy = await wrk(apiUrl, 4, 5, auth);
+    stop = true;
+    await Promise.all(load);
+    await loadAgent.close();
+    const apiUnder = {
+      idleP99Ms: idle.p99Ms,
+      idleRps: idle.rps,
+      busyP99Ms: busy.p99Ms,
+      busyRps: busy.rps,
+      imagesMade: made,
+      ratio: busy.p99Ms / idle.p99Ms,
+      target: 2,
+    };
+    console.log(
+      `api: GET /files/{id} p99 idle ${idle.p99Ms} ms, under misses ${busy.p99Ms} ms (${made} images made), ${apiUnder.ratio.toFixed(2)}x (target <= 2)`,
+    );
+    const file = await writeResults('image-urls', { miss, hit, apiUnder, runs: RUNS });
+    console.log(`results: ${file}`);
+  } finally {
+    m.child.kill('SIGTERM');
+    await m.agent.close();
+    await fs.rm(dir, { recursive: true, force: true });
+    await fs.rm(m.dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();
