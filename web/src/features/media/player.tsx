@@ -13,7 +13,8 @@ import {
   MediaVolumeRange,
 } from 'media-chrome/react';
 import { useEffect, useRef, useState, type RefObject } from 'react';
-import { fetchText, playableSources } from './files';
+import { fetchText, originalOf, playableSources } from './files';
+import { useImageUrl } from './image-urls';
 import type { Media, MediaFile } from '../../lib/api/objects';
 import { isRecord } from '../../lib/guards';
 
@@ -92,6 +93,9 @@ export function Player({
   mediaRef: RefObject<HTMLVideoElement | HTMLAudioElement | null>;
 }) {
   const sources = playableSources(media);
+  // The poster: the video's frame through an image URL at the player's size.
+  const original = originalOf(media);
+  const poster = useImageUrl(original?.kind === 'video' ? original.id : undefined, 960, 540, { fit: 'inside' });
   const subtitles = media.files.filter(
     (f) => f.kind === 'subtitles' && f.status === 'ready' && f.type.startsWith('text/vtt'),
   );
@@ -146,6 +150,7 @@ export function Player({
             slot="media"
             ref={(el) => void (mediaRef.current = el)}
             preload="metadata"
+            poster={poster?.src}
             playsInline
             crossOrigin="anonymous"
             aria-label={media.title ?? 'Video'}
