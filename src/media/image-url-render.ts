@@ -30,6 +30,8 @@ export interface ImageUrlRender {
   blur?: number;
   sharpen?: number;
   rotate: 0 | 90 | 180 | 270;
+  /** Upscale a source smaller than the box (else it keeps its size). */
+  enlarge: boolean;
   /** The page (frame) of a multi-page source; ignored when `animated`. */
   page?: number;
   /** Keep every frame (animated GIF/WebP source to GIF/WebP). */
@@ -101,6 +103,7 @@ export async function renderImageUrl(
         fit: r.fit,
         position: POSITION[r.position],
         background: bg,
+        withoutEnlargement: !r.enlarge,
       });
     }
     if (r.blur !== undefined) img = img.blur(r.blur);

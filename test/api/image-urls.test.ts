@@ -232,6 +232,9 @@ describe('image URL options, as sharp applies them', () => {
     assert.deepEqual(await dims('width:160,height:160,fit:fill,format:avif'), ['heif', 160, 160]);
     assert.deepEqual(await dims('width:80,height:60,fit:contain,dpr:2,format:gif'), ['gif', 160, 120]);
     assert.deepEqual(await dims('w:100,rotate:90,f:jpg'), ['jpeg', 100, 133]);
+    // A smaller source keeps its size unless enlarge:1.
+    assert.deepEqual(await dims('width:128,format:png', files.png!), ['png', 64, 48]);
+    assert.deepEqual(await dims('width:128,format:png,enlarge:1', files.png!), ['png', 128, 96]);
     const ext = await get(imgUrl(a, 'width:50', `${files.jpeg}.png`));
     assert.equal(ext.headers['content-type'], 'image/png');
     // The extension and format disagree.

@@ -39,6 +39,8 @@ export interface ImageUrlOptions {
   sharpen?: number;
   rotate?: 0 | 90 | 180 | 270;
   time?: number;
+  /** 1: a source smaller than the box is enlarged to it (default 0: never upscaled, as imgproxy). */
+  enlarge?: 0 | 1;
   preset?: string;
 }
 
@@ -58,6 +60,7 @@ export const OPTION_ORDER: readonly ImageUrlOptionName[] = [
   'sharpen',
   'rotate',
   'time',
+  'enlarge',
 ];
 const ALIASES: Readonly<Record<string, ImageUrlOptionName>> = {
   w: 'width',
@@ -121,6 +124,10 @@ function parseValue(name: ImageUrlOptionName, raw: string): ImageUrlOptions[Imag
     }
     case 'time':
       return number(name, raw, 0, 86_400, false);
+    case 'enlarge': {
+      const e = number(name, raw === 'true' ? '1' : raw === 'false' ? '0' : raw, 0, 1, true);
+      return e === 1 ? 1 : 0;
+    }
     case 'preset':
       if (!PRESET_NAME.test(raw))
         throw bad(name, `must be a preset name (a-z, 0-9, - and _), got ${JSON.stringify(raw)}`);

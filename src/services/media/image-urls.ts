@@ -284,6 +284,7 @@ export class ImageUrlService {
       blur: o.blur,
       sharpen: o.sharpen,
       rotate: o.rotate ?? 0,
+      enlarge: o.enlarge === 1,
       animated: false,
     };
   }
