@@ -41,7 +41,9 @@ export function MediaThumb({ media }: { media: Media }) {
   // The card's picture through an image URL at the card's size (a video's poster frame when it has
   // no thumbnail image), never the full original.
   const original = originalOf(media);
-  const source = thumb ?? (media.kind === 'video' && original?.kind === 'video' ? original : undefined);
+  // (A video whose frame size was never probed has no frame to show.)
+  const source =
+    thumb ?? (media.kind === 'video' && original?.kind === 'video' && original.width ? original : undefined);
   const picture = useImageUrl(source?.id, 320, 180, {}, thumb?.url);
   const story = media.kind === 'video' ? storyboardOf(media) : undefined;
   const [tiles, setTiles] = useState<StoryboardTile[] | null>(null);

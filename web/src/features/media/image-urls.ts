@@ -45,11 +45,11 @@ export function useImageUrl(
     if (!fileId) return;
     let live = true;
     const options: ImageUrlOptions = { width, height, fit: 'cover', format: 'auto', ...extra };
-    signImageUrl(fileId, options).then(
-      async (one) => {
-        // 2× for sharp screens: the same options at twice the pixels.
-        const two = await signImageUrl(fileId, { ...options, dpr: 2 }).catch(() => null);
-        if (live) setState({ id, image: { src: one.src, srcSet: two ? `${one.src} 1x, ${two.src} 2x` : undefined } });
+    // One request signs the 1× URL and the 2× one (twice the pixels, for sharp screens).
+    signImageUrl(fileId, options, [width, width * 2]).then(
+      (signed) => {
+        const [, two] = (signed.srcSet ?? '').split(', ').map((entry) => entry.split(' ')[0]);
+        if (live) setState({ id, image: { src: signed.src, srcSet: two ? `${signed.src} 1x, ${two} 2x` : undefined } });
       },
       () => {
         if (live) setState({ id, image: fallback ? { src: fallback, srcSet: undefined } : null });

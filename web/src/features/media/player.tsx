@@ -95,7 +95,9 @@ export function Player({
   const sources = playableSources(media);
   // The poster: the video's frame through an image URL at the player's size.
   const original = originalOf(media);
-  const poster = useImageUrl(original?.kind === 'video' ? original.id : undefined, 960, 540, { fit: 'inside' });
+  const poster = useImageUrl(original?.kind === 'video' && original.width ? original.id : undefined, 960, 540, {
+    fit: 'inside',
+  });
   const subtitles = media.files.filter(
     (f) => f.kind === 'subtitles' && f.status === 'ready' && f.type.startsWith('text/vtt'),
   );
