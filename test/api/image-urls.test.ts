@@ -357,6 +357,9 @@ describe('image URL cache', () => {
       .where('metric', 'in', ['image_transformations', 'image_derived_bytes'])
       .execute();
     assert.equal(usage.length, 2);
+    const totals = (await t.call('GET', '/usage?range=24h', { key: a.key })).json.data.totals;
+    assert.ok(totals.image_transformations >= 2, JSON.stringify(totals));
+    assert.ok(totals.image_derived_bytes > 0);
   });
 
   it('evicts the least recently used results past its byte budget; deleting the file drops its results', async () => {

@@ -13271,6 +13271,8 @@ export interface operations {
                                     failed: number;
                                     cancelled: number;
                                 };
+                                image_transformations: number;
+                                image_derived_bytes: number;
                             };
                             series: {
                                 time: string[];
