@@ -188,3 +188,21 @@ export class Semaphore {
     }
   }
 }
+
+/** A fixed one-minute window of cache misses per project (per process): the number of seconds to wait past the limit, else null. */
+export class MissLimiter {
+  private window = 0;
+  private readonly counts = new Map<string, number>();
+
+  take(projectId: string, limit: number, nowMs: number): number | null {
+    if (limit === 0) return null;
+    const w = Math.floor(nowMs / 60_000);
+    if (w !== this.window) {
+      this.window = w;
+      this.counts.clear();
+    }
+    const n = (this.counts.get(projectId) ?? 0) + 1;
+    this.counts.set(projectId, n);
+    return n > limit ? Math.ceil(((w + 1) * 60_000 - nowMs) / 1000) : null;
+  }
+}

@@ -1,24 +1,12 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import fs from 'node:fs/promises';
-import { pipeline } from 'node:stream/promises';
-import { createWriteStream } from 'node:fs';
 import type { Deps } from '../../deps.js';
 import { AppError } from '../../errors.js';
 import type { ImageDerivativesTable, ImageUrlSettingsTable } from '../../db/schema.js';
-import {
-  animatedPageAt,
-  defaultFrameTime,
-  grabVideoFrame,
-  isMediaTransformError,
-  renderImageUrl,
-  type ImageFormat,
-  type ImageUrlRender,
-  type ImageUrlResult,
-} from '../../media/index.js';
+import type { ImageFormat, ImageUrlRender, ImageUrlResult } from '../../media/index.js';
 import { imageUrlSettings, signImagePath, verifyingKeys } from './image-url-keys.js';
 import { formatImageUrlOptions, parseImageUrlOptions, withPreset, type ImageUrlOptions } from './image-url-options.js';
-import { findDerivative, Semaphore, SingleFlight, storeDerivative } from './image-url-cache.js';
-import { scratchPath } from './file-store.js';
+import { findDerivative, MissLimiter, Semaphore, SingleFlight, storeDerivative } from './image-url-cache.js';
+import { computeImage, type SourceFile } from './image-url-compute.js';
 import { getPresetOptions } from './image-presets.js';
 
 // Answers /img/{project}/{signature}/{options}/{file_id}[.ext] (docs/image-urls.md): checks the
@@ -65,24 +53,6 @@ function checkSignature(keys: string[], target: ImageUrlTarget): void {
   throw badSignature('the signature does not match this URL');
 }
 
-/** A fixed one-minute window of cache misses per project (per process). */
-class MissLimiter {
-  private window = 0;
-  private readonly counts = new Map<string, number>();
-
-  take(projectId: string, limit: number, nowMs: number): number | null {
-    if (limit === 0) return null;
-    const w = Math.floor(nowMs / 60_000);
-    if (w !== this.window) {
-      this.window = w;
-      this.counts.clear();
-    }
-    const n = (this.counts.get(projectId) ?? 0) + 1;
-    this.counts.set(projectId, n);
-    return n > limit ? Math.ceil(((w + 1) * 60_000 - nowMs) / 1000) : null;
-  }
-}
-
 export interface ResolvedImage {
   /** The cache id: the project, the file and every option as rendered (format resolved). */
   id: string;
@@ -109,17 +79,6 @@ function acceptFormat(accept: string | undefined, sourceFormat: string | null): 
 
 const optionError = (field: string, message: string) =>
   new AppError('validation_failed', `image option ${field}: ${message}`, { details: [{ field, message }] });
-
-interface SourceFile {
-  id: string;
-  kind: string;
-  format: string | null;
-  width: number | null;
-  height: number | null;
-  duration: number | null;
-  blob_key: string;
-  probe: string | null;
-}
 
 export class ImageUrlService {
   private readonly flights = new SingleFlight<ImageUrlResult>();
@@ -235,7 +194,9 @@ export class ImageUrlService {
         `this project made more than ${this.deps.config.imageUrls.missesPerMinute} new images this minute (MEDIAD_IMAGE_URL_MISSES_PER_MINUTE); cached ones are still served`,
         { headers: { 'retry-after': String(retry) } },
       );
-    const flight = this.flights.run(id, () => this.slots.use(() => this.make(file, render, options.time, frames)));
+    const flight = this.flights.run(id, () =>
+      this.slots.use(() => computeImage(this.deps, file, render, options.time, frames)),
+    );
     const result = await flight.promise;
     if (!flight.shared) {
       this.storing.set(id, result);
@@ -320,57 +281,5 @@ export class ImageUrlService {
         },
       );
     return file.kind === 'image' ? frames : 1;
-  }
-
-  /** Computes one result: the source read in place when the store is on disk, a video frame with FFmpeg. */
-  private async make(
-    file: SourceFile,
-    render: ImageUrlRender,
-    time: number | undefined,
-    frames: number,
-  ): Promise<ImageUrlResult> {
-    const deps = this.deps;
-    const cleanup: string[] = [];
-    try {
-      let input = deps.blobs.localPath(file.blob_key);
-      if (input === null) {
-        input = scratchPath(deps, 'image-url-src');
-        cleanup.push(input);
-        await pipeline(await deps.blobs.read(file.blob_key), createWriteStream(input));
-      }
-      const r = { ...render };
-      if (file.kind === 'video') {
-        const frame = scratchPath(deps, 'image-url-frame') + '.png';
-        cleanup.push(frame);
-        const at = time ?? defaultFrameTime(file.duration ?? undefined);
-        try {
-          await grabVideoFrame(input, at, frame, { timeoutMs: 60_000 }, deps.config.limits);
-        } catch (err) {
-          if (isMediaTransformError(err) && err.code === 'invalid_for_input')
-            throw new AppError('invalid_for_source', `image option time: ${err.message}`, {
-              details: [{ field: 'time', message: err.message }],
-            });
-          throw err;
-        }
-        input = frame;
-      } else if (frames > 1 && time !== undefined) {
-        const { page, duration } = await animatedPageAt(input, time, deps.config.limits.maxPixels);
-        if (page < 0)
-          throw new AppError(
-            'invalid_for_source',
-            `image option time: ${time} s is past the end of the animation (${duration} s)`,
-            {
-              details: [{ field: 'time', message: `past the end of the animation (${duration} s)` }],
-            },
-          );
-        r.page = page;
-      }
-      return await renderImageUrl(input, r, { maxPixels: deps.config.limits.maxPixels, timeoutSeconds: 60 });
-    } catch (err) {
-      if (isMediaTransformError(err)) throw new AppError('media_unsupported', err.message, { cause: err });
-      throw err;
-    } finally {
-      for (const p of cleanup) await fs.rm(p, { force: true });
-    }
   }
 }
