@@ -198,6 +198,21 @@ describe('image URL key and signing', () => {
     }
   });
 
+  it('answers 422 media_unsupported for a source whose bytes do not decode', async () => {
+    const p = await project('imgurl', 'corrupt');
+    const file = await upload(p, 'image-png', 'c.png');
+    const deps = t.server.runtime.deps;
+    const row = await deps.db.selectFrom('files').select('blob_key').where('id', '=', file).executeTakeFirstOrThrow();
+    const local = deps.blobs.localPath(row.blob_key);
+    assert.ok(local, 'the disk store');
+    // The stored bytes break after the header (storage damaged since the upload).
+    const bytes = await fs.readFile(local);
+    await fs.writeFile(local, Buffer.concat([bytes.subarray(0, 40), Buffer.alloc(bytes.length - 40, 0x5a)]));
+    const res = await get(imgUrl(p, 'width:10', file));
+    assert.equal(res.status, 422);
+    assert.equal(json(res).error.code, 'media_unsupported');
+  });
+
   it('keeps the previous key working for 24 hours after a rotation, then refuses it', async () => {
     const p = await project('imgurl', 'rotate');
     const file = await upload(p, 'image-png', 'r.png');
