@@ -43,7 +43,13 @@ async function wrk(url: string, connections: number, seconds: number, headers: R
   let stdout = (await run('wrk', args, { maxBuffer: 1 << 20 })).stdout;
   // On a machine this busy a window may finish no request in time (no latency lines): once more.
   if (!/^\s+99%/m.test(stdout)) stdout = (await run('wrk', args, { maxBuffer: 1 << 20 })).stdout;
-  const r = parseWrk(stdout);
+  let r: ReturnType<typeof parseWrk>;
+  try {
+    r = parseWrk(stdout);
+  } catch (err) {
+    console.log(stdout);
+    throw err;
+  }
   if (r.errors) console.log(`  wrk ${url.slice(0, 60)}…: ${r.errors}`);
   return r;
 }

@@ -71,13 +71,27 @@ export async function storeDerivative(deps: CacheDeps, d: NewDerivative): Promis
     })
     .onConflict((oc) => oc.column('id').doNothing())
     .execute();
+  const known = cacheBytes.get(deps.db);
+  if (known) known.bytes += d.data.length;
   await evictOverBudget(deps);
 }
 
 let evicting: Promise<void> | null = null;
+/** Re-read the cache's size from the database at least this often (other processes store too). */
+const RECOUNT_MS = 60_000;
+/**
+ * The cache's size as this process last counted it, plus what it stored since: summing the table
+ * at every store would read every row of a large cache on each miss. An overestimate (rows other
+ * processes or deletions removed) only makes the next store count again.
+ */
+const cacheBytes = new WeakMap<object, { bytes: number; at: number }>();
 
 /** Removes the least recently used results until the cache is within its budget (one pass at a time per process). */
 export function evictOverBudget(deps: CacheDeps): Promise<void> {
+  const budget = deps.config.imageUrls.cacheBytes;
+  const known = cacheBytes.get(deps.db);
+  const now = deps.clock.now().getTime();
+  if (known && known.bytes <= budget && now - known.at < RECOUNT_MS) return Promise.resolve();
   evicting ??= (async () => {
     try {
       for (;;) {
@@ -85,7 +99,9 @@ export function evictOverBudget(deps: CacheDeps): Promise<void> {
           .selectFrom('image_derivatives')
           .select((eb) => eb.fn.sum<number | string | null>('size').as('bytes'))
           .executeTakeFirst();
-        let over = Number(total?.bytes ?? 0) - deps.config.imageUrls.cacheBytes;
+        const bytes = Number(total?.bytes ?? 0);
+        cacheBytes.set(deps.db, { bytes, at: deps.clock.now().getTime() });
+        let over = bytes - budget;
         if (over <= 0) return;
         const oldest = await deps.db
           .selectFrom('image_derivatives')
