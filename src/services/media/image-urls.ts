@@ -200,15 +200,19 @@ export class ImageUrlService {
     const result = await flight.promise;
     if (!flight.shared) {
       this.storing.set(id, result);
-      storeDerivative(this.deps, {
-        id,
-        projectId: target.projectId,
-        fileId: file.id,
-        type: result.mime,
-        data: result.data,
-      })
-        .catch((err: unknown) => this.deps.log.warn({ err, image: id }, 'image cache: result not stored'))
-        .finally(() => this.storing.delete(id));
+      // After this turn of the event loop, when the answer has been written: the store's SQLite
+      // writes (synchronous on this thread) must not delay the bytes the client waits for.
+      setImmediate(() => {
+        storeDerivative(this.deps, {
+          id,
+          projectId: target.projectId,
+          fileId: file.id,
+          type: result.mime,
+          data: result.data,
+        })
+          .catch((err: unknown) => this.deps.log.warn({ err, image: id }, 'image cache: result not stored'))
+          .finally(() => this.storing.delete(id));
+      });
     }
     return { kind: 'computed', image, result, shared: flight.shared };
   }
