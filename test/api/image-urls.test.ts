@@ -349,6 +349,10 @@ describe('image URL cache', () => {
     assert.equal(delta(m0, m1, 'hit'), 1);
     assert.deepEqual(second.body, first.body);
     assert.equal(second.headers.etag, first.headers.etag);
+    const head = await get(url, {}, 'HEAD');
+    assert.equal(head.status, 200);
+    assert.equal(head.headers['content-length'], String(first.body.length));
+    assert.equal(head.body.length, 0);
     const notModified = await get(url, { 'if-none-match': first.headers.etag! });
     assert.equal(notModified.status, 304);
     const range = await get(url, { range: 'bytes=10-19' });
