@@ -10,6 +10,7 @@ import sharp, { type Sharp } from 'sharp';
 import { request } from 'undici';
 import { fixture, type FixtureName } from '../helpers/fixtures.js';
 import { ROOT } from '../helpers/paths.js';
+import { startS3, type LocalS3 } from '../helpers/s3.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 // On-the-fly image URLs (issue 24, docs/image-urls.md), against a real server: signatures, options
@@ -485,5 +486,42 @@ describe('docs/image-urls.md', () => {
     } finally {
       await fs.rm(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('image URLs on S3 storage', () => {
+  let s3: LocalS3;
+  let s: TestServer;
+  before(async () => {
+    s3 = await startS3();
+    s = await startTestServer(s3.env('imgurl'));
+  });
+  after(async () => {
+    await s?.stop();
+    await s3?.close();
+  });
+
+  it('reads the source from the bucket, stores the result under image-cache/, drops it with the file', async () => {
+    const k = await s.key('imgurl', 's3');
+    const imk = (await s.call('POST', '/project/image-url-key/reveal', { key: k.key })).json.data.key as string;
+    const put = await s.call('PUT', `/d/${k.project_id}/s3.jpg`, {
+      key: k.key,
+      raw: await fs.readFile(await fixture('image-jpeg')),
+    });
+    assert.equal(put.status, 201, put.text);
+    const file = put.json.data.id as string;
+    const opts = 'width:100,format:webp';
+    const url = `${s.base}/img/${k.project_id}/${sign(imk, `/${opts}/${file}`)}/${opts}/${file}`;
+    const res = await request(url, { dispatcher: s.agent });
+    const body = Buffer.from(await res.body.arrayBuffer());
+    assert.equal(res.statusCode, 200);
+    assert.deepEqual([(await sharp(body).metadata()).format, (await sharp(body).metadata()).width], ['webp', 100]);
+    const cached = async () => (await s3.keys('imgurl/image-cache/')).length;
+    for (let i = 0; i < 100 && (await cached()) === 0; i++) await new Promise((r) => setTimeout(r, 30));
+    assert.equal(await cached(), 1, 'the result is stored in the bucket');
+    const again = await request(url, { dispatcher: s.agent });
+    assert.deepEqual(Buffer.from(await again.body.arrayBuffer()), body);
+    assert.equal((await s.call('DELETE', `/files/${file}`, { key: k.key })).status, 200);
+    assert.equal(await cached(), 0, 'deleting the file deleted its result');
   });
 });
