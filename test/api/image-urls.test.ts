@@ -142,6 +142,14 @@ describe('image URL key and signing', () => {
     );
     const w300 = await get(srcset[1][0]);
     assert.equal((await sharp(w300.body).metadata()).width, 300);
+    // The bare generation answers the object itself.
+    const bare = await t.call('POST', '/image-urls', {
+      key: a.key,
+      headers: { 'accept-version': '2025-08-20' },
+      body: { file_id: files.jpeg, options: { width: 200, fit: 'inside', format: 'webp' } },
+    });
+    assert.equal(bare.json.object, 'image_url');
+    assert.equal(bare.json.url, signed.json.data.url);
     const other = await t.call('POST', '/image-urls', { key: a.key, body: { file_id: files.bJpeg } });
     assert.equal(other.status, 404);
     const bad = await t.call('POST', '/image-urls', {
