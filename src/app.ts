@@ -35,6 +35,7 @@ import { adminRoutes } from './api/admin.js';
 import { registerOpenApi } from './api/docs/openapi.js';
 import { docsRoutes } from './api/docs/routes.js';
 import { webAppRoutes } from './api/web-app.js';
+import { imageUrlApiRoutes, imageUrlRoutes } from './api/image-urls.js';
 
 export interface AppOptions {
   serverFactory?: FastifyServerFactory;
@@ -119,6 +120,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   await app.register(webAppRoutes, { deps, ...(opts.webRoot ? { root: opts.webRoot } : {}) });
   await app.register(healthRoutes, { deps });
   await app.register(deliveryRoutes, { deps, recorder });
+  await app.register(imageUrlRoutes, { deps });
   await app.register(metricsRoutes, { deps });
   // People (sign-in, their account and organisations) act on no project: outside its authentication.
   await app.register(async (people) => {
@@ -142,6 +144,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     await api.register(keysRoutes, { deps });
     await api.register(operationsRoutes, { deps });
     await api.register(requestsRoutes, { deps });
+    await api.register(imageUrlApiRoutes, { deps });
   });
   addMissingMethods();
   return app;

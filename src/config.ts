@@ -114,6 +114,19 @@ export interface Config {
    * `*` for projects with public delivery, none for projects that require signed URLs.
    */
   deliveryCorsOrigin: string | null;
+  /** On-the-fly image URLs (/img/…, docs/image-urls.md): the cache of results and the limits on making them. */
+  imageUrls: {
+    /** Bytes of cached results kept (least recently used go first past it). */
+    cacheBytes: number;
+    maxWidth: number;
+    maxHeight: number;
+    /** Output pixels (width × height, after dpr). */
+    maxPixels: number;
+    /** Cache misses a project may cause per minute (per process); past it 429. 0: no limit. */
+    missesPerMinute: number;
+    /** Results computed at once (per process); more wait their turn. */
+    concurrency: number;
+  };
 }
 
 export interface AiEndpointConfig {
@@ -263,6 +276,14 @@ export function loadConfig(env: Env = process.env): Config {
     // adaptive streaming (issue 23)
     deliveryCorsOrigin: env.MEDIAD_DELIVERY_CORS_ORIGIN?.trim() || null,
     secretKeys: parseSecretKeys(env, problems),
+    imageUrls: {
+      cacheBytes: read.int('MEDIAD_IMAGE_URL_CACHE_BYTES', 1024 ** 3, 0, Number.MAX_SAFE_INTEGER),
+      maxWidth: read.int('MEDIAD_IMAGE_URL_MAX_WIDTH', 4096, 1, 16_384),
+      maxHeight: read.int('MEDIAD_IMAGE_URL_MAX_HEIGHT', 4096, 1, 16_384),
+      maxPixels: read.int('MEDIAD_IMAGE_URL_MAX_PIXELS', 16_777_216, 1, 268_435_456),
+      missesPerMinute: read.int('MEDIAD_IMAGE_URL_MISSES_PER_MINUTE', 600, 0, 10_000_000),
+      concurrency: read.int('MEDIAD_IMAGE_URL_CONCURRENCY', Math.max(1, os.availableParallelism()), 1, 256),
+    },
   };
   problems.push(...privateProviderProblems(config));
   if (!config.accounts.passwordSignIn && !config.oidc)

@@ -47,6 +47,8 @@ export const ERROR_CATALOGUE = {
   kind_not_supported: 422,
   /** A task kind cannot run with the engines this mediad has (no provider configured, a local engine missing). */
   engine_unavailable: 422,
+  /** An image URL option the source cannot satisfy (a `time` past the video's end). */
+  invalid_for_source: 422,
   rate_limited: 429,
   too_many_tasks: 429,
   headers_too_large: 431,

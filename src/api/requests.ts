@@ -58,6 +58,9 @@ export const UsageSchema = Type.Object({
     /** Per task kind: run time of the tasks that ended in the range. */
     processing_seconds: Type.Record(Type.String(), Type.Number()),
     tasks: Counts,
+    /** Image URLs (issue 24): results computed (cache misses), and their bytes. */
+    image_transformations: Type.Integer(),
+    image_derived_bytes: Type.Integer(),
   }),
   /** Columns, one value per bucket (as uPlot takes them): `time` holds each bucket's start. */
   series: Type.Object({

@@ -35,6 +35,7 @@ import * as m010 from './migrations/010-operations.js';
 import * as m011 from './migrations/011-request-log-segments.js';
 import * as m012 from './migrations/012-data-passes.js';
 import * as m013 from './migrations/013-chain-budgets.js';
+import * as m014 from './migrations/014-image-urls.js';
 
 export type Db = Kysely<Database>;
 
@@ -54,6 +55,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '011-request-log-segments': m011,
   '012-data-passes': m012,
   '013-chain-budgets': m013,
+  '014-image-urls': m014,
 };
 
 class CodeMigrationProvider implements MigrationProvider {

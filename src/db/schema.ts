@@ -404,4 +404,40 @@ export interface Database {
   data_passes: DataPassesTable;
   chain_budgets: ChainBudgetsTable;
   chain_skips: ChainSkipsTable;
+  // Image URLs (issue 24)
+  image_url_settings: ImageUrlSettingsTable;
+  image_presets: ImagePresetsTable;
+  image_derivatives: ImageDerivativesTable;
+}
+
+// Image URLs (issue 24): migrations/014-image-urls.ts.
+export interface ImageUrlSettingsTable {
+  project_id: string;
+  /** The imk_… key, sealed. */
+  key: string;
+  key_previous: string | null;
+  key_rotated: string | null;
+  key_created: string;
+  allow_unsigned_presets: number;
+  updated: string;
+}
+
+export interface ImagePresetsTable {
+  project_id: string;
+  name: string;
+  options: string;
+  created: string;
+  updated: string;
+}
+
+/** A cached image-URL result; its bytes are the blob at blob_key. */
+export interface ImageDerivativesTable {
+  id: string;
+  project_id: string;
+  file_id: string;
+  blob_key: string;
+  type: string;
+  size: number;
+  created: string;
+  last_used: string;
 }

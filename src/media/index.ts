@@ -157,3 +157,11 @@ export { debianPackageVersion, ffmpegHasFilter, runTool, toolVersion, type ToolR
 export { ffmpegHasEncoder } from './tool-info.js';
 export * from './adaptive-args.js';
 export * from './hls-playlists.js';
+// On-the-fly image URLs (issue 24).
+export {
+  animatedPageAt,
+  renderImageUrl,
+  type ImageUrlPositionName,
+  type ImageUrlRender,
+  type ImageUrlResult,
+} from './image-url-render.js';

@@ -133,3 +133,17 @@ export function setQueueDepth(rows: { status: string; n: number }[]): void {
 }
 
 export { QUEUE_STATUSES };
+
+// Image URLs (issue 24): how each /img request ended.
+export type ImageUrlResultLabel =
+  'hit' | 'miss' | 'coalesced' | 'not_modified' | 'rejected' | 'rate_limited' | 'failed';
+const imageUrlResults = new Counter({
+  name: 'mediad_image_url_results_total',
+  help: 'Image URL requests, by result: hit (cached), miss (computed), coalesced (waited for an identical miss), not_modified, rejected (bad signature or options), rate_limited, failed.',
+  labelNames: ['result'] as const,
+  registers: [registry],
+});
+
+export function countImageUrlResult(result: ImageUrlResultLabel): void {
+  imageUrlResults.inc({ result });
+}

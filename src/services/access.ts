@@ -66,6 +66,9 @@ const FAMILY_OF_ROUTE = new Map<string, Family>([
   ['/project/webhook-secret', 'secrets'],
   ['/project/webhook-secret/rotate', 'secrets'],
   ['/webhooks/:id/rotate-secret', 'secrets'],
+  // Image URLs (issue 24): the key that signs them is a secret; its prefix and dates are settings.
+  ['/project/image-url-key/reveal', 'secrets'],
+  ['/project/image-url-key/rotate', 'secrets'],
 ]);
 
 const FAMILY_OF: [prefix: string, family: Family][] = [
@@ -84,6 +87,10 @@ const FAMILY_OF: [prefix: string, family: Family][] = [
   ['/keys', 'keys'],
   ['/queue', 'queue'],
   ['/workers', 'queue'],
+  // Image URLs (issue 24): signing one reads files; presets are project settings.
+  ['/image-urls', 'files'],
+  ['/image-presets', 'project'],
+  ['/img/', 'files'],
 ];
 // Routes of no family (GET /system) answer every authenticated caller.
 

@@ -45,6 +45,9 @@ export const AUDIT_ACTIONS = [
   'queue.kind_paused',
   'queue.kind_resumed',
   'user.created',
+  // Image URLs (issue 24)
+  'project.image_url_key_revealed',
+  'project.image_url_key_rotated',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -74,3 +74,8 @@ export function packageOwner(key: string): string | null {
   // File ids hold no dot, so only a package key ends with the suffix.
   return key.endsWith(PACKAGE_SUFFIX) ? key.slice(0, -PACKAGE_SUFFIX.length) : null;
 }
+
+/** A cached image-URL result (services/media/image-url-cache.ts): outside projects/, which the blob reconciler owns. */
+export function imageCacheBlobKey(projectId: string, derivativeId: string): string {
+  return validateKey(`image-cache/${segment(projectId)}/${segment(derivativeId)}`);
+}

@@ -137,6 +137,9 @@ describe('audit log', () => {
     assert.deepEqual(settings.details, { require_signed_delivery: { from: false, to: true } });
     const rotated = await t.call('POST', '/project/webhook-secret/rotate', { key: ada.key });
     secrets.push(rotated.json.data.secret);
+    // Image URLs (issue 24): the image-URL key revealed and rotated.
+    secrets.push((await t.call('POST', '/project/image-url-key/reveal', { key: ada.key })).json.data.key);
+    secrets.push((await t.call('POST', '/project/image-url-key/rotate', { key: ada.key })).json.data.key);
     const hook = await t.call('POST', '/webhooks', {
       key: ada.key,
       body: { url: 'https://example.com/hook', events: ['*'] },

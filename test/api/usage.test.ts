@@ -54,6 +54,8 @@ describe('GET /usage', () => {
         bytes_delivered: 0,
         processing_seconds: {},
         tasks: { completed: 0, failed: 0, cancelled: 0 },
+        image_transformations: 0,
+        image_derived_bytes: 0,
       });
       assert.equal(d.start, d.series.time[0]);
       assert.ok(Date.parse(d.end) > Date.now(), 'the last bucket is the current one');
@@ -132,6 +134,8 @@ describe('GET /usage', () => {
       bytes_delivered: 0,
       processing_seconds: {},
       tasks: { completed: 0, failed: 0, cancelled: 0 },
+      image_transformations: 0,
+      image_derived_bytes: 0,
     });
     assert.equal(theirs.storage_bytes, 0);
   });

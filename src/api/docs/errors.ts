@@ -39,6 +39,8 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   source_rejected: 'The source answered 4xx.',
   source_too_large: 'The source is larger than MEDIAD_MAX_FILE_BYTES.',
   source_timeout: 'The source stopped sending, or took longer than allowed.',
+  invalid_for_source:
+    'An image URL option the source cannot satisfy, such as a `time` past the end of the video (the detail names the option).',
   media_unsupported: 'The bytes are not media mediad can process (or their dimensions cannot be read).',
   media_limit_exceeded: 'The media is over a size, pixel, frame or duration limit; the message names it.',
   kind_not_supported: 'The task kind is not one of the kinds this mediad runs.',

@@ -158,8 +158,27 @@ function namePath(paths: Record<string, Record<string, Json>>): void {
   paths['/d/{path}'] = item;
 }
 
+/** Image URLs (issue 24): the /img wildcard as a named parameter: /img/{path}. */
+function nameImagePath(paths: Record<string, Record<string, Json>>): void {
+  const item = paths['/img/{*}'];
+  if (!item) return;
+  delete paths['/img/{*}'];
+  for (const op of Object.values(item))
+    op.parameters = [
+      {
+        in: 'path',
+        name: 'path',
+        required: true,
+        description: '`<project id>/<signature>/<options>/<file id>[.<ext>]` (docs/image-urls.md)',
+        schema: { type: 'string' },
+      },
+    ];
+  paths['/img/{path}'] = item;
+}
+
 function addSharedHeaders<D extends { paths?: object }>(doc: D): D {
   namePath((doc.paths ?? {}) as Record<string, Record<string, Json>>);
+  nameImagePath((doc.paths ?? {}) as Record<string, Record<string, Json>>);
   for (const [path, item] of Object.entries((doc.paths ?? {}) as Record<string, Record<string, Json>>)) {
     for (const [method, op] of Object.entries(item)) {
       const versioned = !path.startsWith('/d/') && !['/health', '/metrics'].includes(path);

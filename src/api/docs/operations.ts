@@ -37,6 +37,8 @@ export const TAGS = {
   Administration:
     'Organisations, projects, members and roles, invitations and the audit log: owners and admins of an organisation, and instance administrators.',
   Service: 'What the service itself answers: its health and its metrics.',
+  'Image URLs':
+    'On-the-fly images: `/img/…` URLs signed with the project’s image-URL key name a file and options (size, fit, format, dpr, time for a video’s poster frame); each result is made once and cached. See docs/image-urls.md.',
   Operations:
     'Running mediad: the organisation’s queue per task kind (pause and resume a kind) and the workers alive (owners and admins, or full-access keys), and the system’s status (any authenticated caller).',
 } as const;
@@ -654,5 +656,100 @@ export const OPERATIONS: Record<string, Operation> = {
     description:
       'Needs `Authorization: Bearer $MEDIAD_METRICS_TOKEN` when that is set; otherwise loopback clients only.',
     public: true,
+  },
+  // Image URLs (issue 24)
+  'GET /img/*': {
+    id: 'getImage',
+    tag: 'Image URLs',
+    summary: 'Get an image by its image URL',
+    description:
+      'The image the URL’s options make from the file (`/img/<project>/<signature>/<options>/<file id>[.<ext>]`), made once and then served from the cache: `ETag`, `304`, `Range`, `Cache-Control: public, max-age=31536000, immutable`. A signature that does not match is 403 before anything is read; another project’s file is 404; audio and other files are 415; past the project’s misses per minute 429 with `Retry-After`.',
+    public: true,
+  },
+  'HEAD /img/*': {
+    id: 'headImage',
+    tag: 'Image URLs',
+    summary: 'An image’s headers',
+    description: 'What `GET` would answer, without the bytes.',
+    public: true,
+  },
+  'GET /project/image-url-key': {
+    id: 'getImageUrlKey',
+    tag: 'Image URLs',
+    summary: 'Get the image-URL key’s prefix',
+    description:
+      'The key that signs the project’s image URLs, as its first characters and dates (made on first use); never the key itself: `POST /project/image-url-key/reveal` shows it.',
+  },
+  'POST /project/image-url-key': {
+    id: 'createImageUrlKey',
+    tag: 'Image URLs',
+    summary: 'Make the image-URL key',
+    description:
+      'Makes the project’s image-URL key when it has none (it is also made on first use); answers its prefix.',
+  },
+  'POST /project/image-url-key/reveal': {
+    id: 'revealImageUrlKey',
+    tag: 'Image URLs',
+    summary: 'Reveal the image-URL key',
+    description:
+      'The `imk_…` key that signs image URLs (HMAC-SHA256, docs/image-urls.md). Signing secrets are for owners and admins, full-access keys and keys scoped `secrets:read`/`secrets:write`; others get 403. Recorded in the audit log.',
+  },
+  'POST /project/image-url-key/rotate': {
+    id: 'rotateImageUrlKey',
+    tag: 'Image URLs',
+    summary: 'Rotate the image-URL key',
+    description:
+      'A new key, shown in this answer; URLs signed with the old one keep working for 24 hours. Owners and admins, full-access keys and keys scoped `secrets:write`.',
+  },
+  'GET /project/image-url-settings': {
+    id: 'getImageUrlSettings',
+    tag: 'Image URLs',
+    summary: 'Get the image URL settings',
+    description: 'Whether unsigned URLs of named presets (`/img/<project>/_/preset:<name>/<file id>`) are served.',
+  },
+  'PATCH /project/image-url-settings': {
+    id: 'updateImageUrlSettings',
+    tag: 'Image URLs',
+    summary: 'Change the image URL settings',
+    description: '`allow_unsigned_presets`: serve unsigned URLs that name a preset only (off by default).',
+  },
+  'GET /image-presets': {
+    id: 'listImagePresets',
+    tag: 'Image URLs',
+    summary: 'List image presets',
+    description: 'The project’s named option sets, by name.',
+  },
+  'POST /image-presets': {
+    id: 'createImagePreset',
+    tag: 'Image URLs',
+    summary: 'Make an image preset',
+    description:
+      'A named set of image URL options (`preset:<name>` in a URL); each option is checked as in a URL. At most 100 per project.',
+  },
+  'GET /image-presets/:name': {
+    id: 'getImagePreset',
+    tag: 'Image URLs',
+    summary: 'Get an image preset',
+    description: 'One preset by its name.',
+  },
+  'PUT /image-presets/:name': {
+    id: 'replaceImagePreset',
+    tag: 'Image URLs',
+    summary: 'Change an image preset',
+    description:
+      'Replaces the preset’s options. Cached results of the old options stay until evicted; unsigned preset URLs are cached by browsers for an hour.',
+  },
+  'DELETE /image-presets/:name': {
+    id: 'deleteImagePreset',
+    tag: 'Image URLs',
+    summary: 'Delete an image preset',
+    description: 'URLs naming it answer 400 from then on.',
+  },
+  'POST /image-urls': {
+    id: 'createImageUrl',
+    tag: 'Image URLs',
+    summary: 'Sign an image URL',
+    description:
+      'A signed image URL for a file and options, for clients that do not sign themselves; with `widths`, a `srcset` of one URL per width (the height scaled to keep the ratio).',
   },
 };

@@ -71,6 +71,15 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
   'PATCH /webhooks/{id}': { enabled: true },
   'POST /keys': { name: 'CI uploads', scopes: ['files:write', 'tasks:write'], expires: '2027-01-01T00:00:00Z' },
   'PATCH /keys/{id}': { paused: true },
+  // Image URLs (issue 24)
+  'PATCH /project/image-url-settings': { allow_unsigned_presets: true },
+  'POST /image-presets': { name: 'thumb', options: { width: 320, height: 180, fit: 'cover', format: 'auto' } },
+  'PUT /image-presets/{name}': { options: { width: 640, height: 360, fit: 'cover', format: 'auto' } },
+  'POST /image-urls': {
+    file_id: 'file_4dXxZb2QyHh1W7n9',
+    options: { width: 400, fit: 'inside', format: 'webp' },
+    widths: [400, 800],
+  },
 };
 
 /** Puts each example beside its body's schema; returns the bodies that have none. */

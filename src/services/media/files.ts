@@ -23,6 +23,7 @@ import {
   type Scope,
 } from './file-store.js';
 import { findMedia } from './media.js';
+import { dropDerivativesOf } from './image-url-cache.js';
 import { checkFilename, normalizeFolder } from './paths.js';
 
 // Files as an API resource. Storing new ones is file-store.ts.
@@ -144,4 +145,5 @@ export async function deleteFile(deps: Deps, scope: Scope, id: string): Promise<
     return rowBlobKeys(row);
   });
   await completeDelete(deps, blobKey);
+  await dropDerivativesOf(deps, [id]); // image URLs' cached results (issue 24)
 }

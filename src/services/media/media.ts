@@ -18,6 +18,7 @@ import {
   type MediaRow,
 } from '../../shapes/files.js';
 import { completeDelete, intendDelete, rowBlobKeys } from './blob-journal.js';
+import { dropOrphanDerivatives } from './image-url-cache.js';
 import { normalizeFolder } from './paths.js';
 
 type Scope = { projectId: string };
@@ -217,4 +218,5 @@ export async function deleteMedia(deps: Deps, scope: Scope, id: string): Promise
     return files.flatMap(rowBlobKeys);
   });
   await completeDelete(deps, blobKeys);
+  await dropOrphanDerivatives(deps, scope.projectId); // image URLs' cached results (issue 24)
 }

@@ -7,6 +7,7 @@ import { Poller } from '../../poller.js';
 import { HOUSEKEEPING } from '../../signals.js';
 import { pruneAudit } from '../audit.js';
 import { pruneChains } from '../media/automation-runs.js';
+import { dropProjectDerivatives } from '../media/image-url-cache.js';
 import { completeDelete, intendDelete, rowBlobKeys } from '../media/blob-journal.js';
 
 // Deleting an organisation or a project happens in two steps. The request marks it deleted in
@@ -39,6 +40,9 @@ const PROJECT_TABLES = [
   'usage_counters',
   'chain_budgets',
   'chain_skips',
+  'image_url_settings',
+  'image_presets',
+  'image_derivatives',
 ] as const;
 
 /** Removes every row and blob of a deleted project, then the project. Safe to run again after an interruption. */
@@ -78,6 +82,7 @@ export async function purgeProject(deps: Deps, projectId: string): Promise<void>
     await completeDelete(deps, keys);
   }
   await db.deleteFrom('media').where('project_id', '=', projectId).execute();
+  await dropProjectDerivatives(deps, projectId); // image URLs' cached results (issue 24)
   for (const table of PROJECT_TABLES) await db.deleteFrom(table).where('project_id', '=', projectId).execute();
   await db.deleteFrom('projects').where('id', '=', projectId).where('deleted', 'is not', null).execute();
 }

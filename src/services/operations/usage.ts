@@ -28,6 +28,9 @@ export interface Usage {
     bytes_delivered: number;
     processing_seconds: Record<string, number>;
     tasks: Record<EndStatus, number>;
+    /** Image URLs (issue 24): results computed, and their bytes. */
+    image_transformations: number;
+    image_derived_bytes: number;
   };
   series: {
     /** Start of each bucket (ISO); every other array has one value per bucket. */
@@ -75,12 +78,14 @@ export async function getUsage(deps: Pick<Deps, 'db' | 'clock'>, projectId: stri
     tasks: { completed: zeros(), failed: zeros(), cancelled: zeros() },
   };
   const taskMs: Record<string, number[]> = {};
+  const images = { image_transformations: 0, image_derived_bytes: 0 };
   for (const row of rows) {
     const i = index.get(row.bucket);
     if (i === undefined) continue;
     const value = Number(row.value);
     const [name, detail] = row.metric.split(':', 2);
     if (name === 'bytes_delivered') series.bytes_delivered[i]! += value;
+    else if (name === 'image_transformations' || name === 'image_derived_bytes') images[name] += value;
     else if (name === 'task_ms' && detail) (taskMs[detail] ??= zeros())[i]! += value;
     else if (name === 'tasks' && (END_STATUSES as readonly string[]).includes(detail ?? '')) {
       const status = END_STATUSES.find((s) => s === detail)!;
@@ -96,6 +101,7 @@ export async function getUsage(deps: Pick<Deps, 'db' | 'clock'>, projectId: stri
       failed: sum(series.tasks.failed),
       cancelled: sum(series.tasks.cancelled),
     },
+    ...images,
   };
   for (const [kind, ms] of Object.entries(taskMs).sort(([a], [b]) => a.localeCompare(b))) {
     series.processing_seconds[kind] = ms.map(seconds);

@@ -55,6 +55,8 @@ const ACTIONS = [
   'queue.kind_paused',
   'queue.kind_resumed',
   'user.created',
+  'project.image_url_key_revealed',
+  'project.image_url_key_rotated',
 ] as const satisfies readonly AuditAction[];
 // Every action the API filters by is offered (a new one in the API fails the typecheck here).
 const EVERY_ACTION: [Exclude<AuditAction, (typeof ACTIONS)[number]>] extends [never] ? true : never = true;

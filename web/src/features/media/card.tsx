@@ -1,6 +1,7 @@
 import { useRef, useState, type MouseEvent } from 'react';
 import { Link } from 'react-router';
-import { adaptiveOf, fetchText, formatDuration, storyboardOf, thumbnailOf } from './files';
+import { adaptiveOf, fetchText, formatDuration, originalOf, storyboardOf, thumbnailOf } from './files';
+import { useImageUrl } from './image-urls';
 import type { Media } from '../../lib/api/objects';
 import { storyboardTiles, tileAt, type StoryboardTile } from './vtt';
 
@@ -37,6 +38,13 @@ export function KindIcon({ kind }: { kind: string | undefined }) {
 
 export function MediaThumb({ media }: { media: Media }) {
   const thumb = thumbnailOf(media);
+  // The card's picture through an image URL at the card's size (a video's poster frame when it has
+  // no thumbnail image), never the full original.
+  const original = originalOf(media);
+  // (A video whose frame size was never probed has no frame to show.)
+  const source =
+    thumb ?? (media.kind === 'video' && original?.kind === 'video' && original.width ? original : undefined);
+  const picture = useImageUrl(source?.id, 320, 180, {}, thumb?.url);
   const story = media.kind === 'video' ? storyboardOf(media) : undefined;
   const [tiles, setTiles] = useState<StoryboardTile[] | null>(null);
   const [shown, setShown] = useState<{ tile: StoryboardTile; width: number } | null>(null);
@@ -81,7 +89,11 @@ export function MediaThumb({ media }: { media: Media }) {
       }}
       data-storyboard={story ? (tiles ? 'loaded' : 'available') : undefined}
     >
-      {thumb ? <img src={thumb.url} alt="" loading="lazy" decoding="async" /> : <KindIcon kind={media.kind} />}
+      {picture ? (
+        <img src={picture.src} srcSet={picture.srcSet} alt="" loading="lazy" decoding="async" />
+      ) : (
+        <KindIcon kind={media.kind} />
+      )}
       {tile ? (
         <div
           className="storyboard-tile"

@@ -17,6 +17,7 @@ import { titleOf } from './card';
 import { originalOf, playableSources } from './files';
 import { Intelligence } from './intelligence';
 import { Player } from './player';
+import { ImageUrlBuilder } from './image-url-builder';
 import { RunTask } from './task-form';
 import { FilesTable } from './files-table';
 import type { Media, Task } from '../../lib/api/objects';
@@ -119,6 +120,7 @@ export default function MediaDetailPage() {
             <h2 id="details-h">Details</h2>
             {canWrite ? <MetadataEditor media={m} onSaved={media.reload} /> : <ReadOnlyDetails media={m} />}
           </section>
+          {canWrite ? <ImageUrlBuilder media={m} /> : null}
           {canWrite ? (
             <section className="card section" aria-labelledby="run-h">
               <h2 id="run-h">Run a task</h2>

@@ -13,8 +13,9 @@ import {
   MediaVolumeRange,
 } from 'media-chrome/react';
 import { useEffect, useRef, useState, type RefObject } from 'react';
-import { adaptiveOf, fetchText, playableSources } from './files';
+import { adaptiveOf, fetchText, originalOf, playableSources } from './files';
 import { QualityMenu, useAdaptive } from './adaptive';
+import { useImageUrl } from './image-urls';
 import type { Media, MediaFile } from '../../lib/api/objects';
 import { isRecord } from '../../lib/guards';
 
@@ -96,6 +97,11 @@ export function Player({
   // An adaptive_video package plays instead of the files (hls.js, or the browser's own HLS).
   const adaptive = media.kind === 'audio' ? undefined : adaptiveOf(media);
   const playback = useAdaptive(adaptive, mediaRef);
+  // The poster: the video's frame through an image URL at the player's size.
+  const original = originalOf(media);
+  const poster = useImageUrl(original?.kind === 'video' && original.width ? original.id : undefined, 960, 540, {
+    fit: 'inside',
+  });
   const subtitles = media.files.filter(
     (f) => f.kind === 'subtitles' && f.status === 'ready' && f.type.startsWith('text/vtt'),
   );
@@ -150,6 +156,7 @@ export function Player({
             slot="media"
             ref={(el) => void (mediaRef.current = el)}
             preload="metadata"
+            poster={poster?.src}
             playsInline
             crossOrigin="anonymous"
             aria-label={media.title ?? 'Video'}

@@ -15,6 +15,7 @@ import { Time } from '../../components/time';
 import { useLoad } from '../../lib/use-load';
 import { membershipOf, permissionsFor, useSignedIn } from '../../lib/session';
 import { useBusy } from '../../lib/use-busy';
+import { ImageUrlSettings } from './image-urls-settings';
 
 // Project settings (GET/PATCH /project): signed delivery and the default API version; the
 // webhook signing secret, revealed on request and rotated with confirmation.
@@ -54,6 +55,7 @@ export default function SettingsPage() {
         />
       ) : null}
       {canManage ? <WebhookSecret /> : null}
+      <ImageUrlSettings projectId={projectId} canManage={canManage} />
     </div>
   );
 }

@@ -1353,6 +1353,166 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/project/image-url-key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the image-URL key’s prefix
+         * @description The key that signs the project’s image URLs, as its first characters and dates (made on first use); never the key itself: `POST /project/image-url-key/reveal` shows it.
+         */
+        get: operations["getImageUrlKey"];
+        put?: never;
+        /**
+         * Make the image-URL key
+         * @description Makes the project’s image-URL key when it has none (it is also made on first use); answers its prefix.
+         */
+        post: operations["createImageUrlKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/project/image-url-key/reveal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reveal the image-URL key
+         * @description The `imk_…` key that signs image URLs (HMAC-SHA256, docs/image-urls.md). Signing secrets are for owners and admins, full-access keys and keys scoped `secrets:read`/`secrets:write`; others get 403. Recorded in the audit log.
+         */
+        post: operations["revealImageUrlKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/project/image-url-key/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate the image-URL key
+         * @description A new key, shown in this answer; URLs signed with the old one keep working for 24 hours. Owners and admins, full-access keys and keys scoped `secrets:write`.
+         */
+        post: operations["rotateImageUrlKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/project/image-url-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the image URL settings
+         * @description Whether unsigned URLs of named presets (`/img/<project>/_/preset:<name>/<file id>`) are served.
+         */
+        get: operations["getImageUrlSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the image URL settings
+         * @description `allow_unsigned_presets`: serve unsigned URLs that name a preset only (off by default).
+         */
+        patch: operations["updateImageUrlSettings"];
+        trace?: never;
+    };
+    "/image-presets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List image presets
+         * @description The project’s named option sets, by name.
+         */
+        get: operations["listImagePresets"];
+        put?: never;
+        /**
+         * Make an image preset
+         * @description A named set of image URL options (`preset:<name>` in a URL); each option is checked as in a URL. At most 100 per project.
+         */
+        post: operations["createImagePreset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/image-presets/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an image preset
+         * @description One preset by its name.
+         */
+        get: operations["getImagePreset"];
+        /**
+         * Change an image preset
+         * @description Replaces the preset’s options. Cached results of the old options stay until evicted; unsigned preset URLs are cached by browsers for an hour.
+         */
+        put: operations["replaceImagePreset"];
+        post?: never;
+        /**
+         * Delete an image preset
+         * @description URLs naming it answer 400 from then on.
+         */
+        delete: operations["deleteImagePreset"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/image-urls": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign an image URL
+         * @description A signed image URL for a file and options, for clients that do not sign themselves; with `widths`, a `srcset` of one URL per width (the height scaled to keep the ratio).
+         */
+        post: operations["createImageUrl"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/d/{path}": {
         parameters: {
             query?: never;
@@ -1370,6 +1530,26 @@ export interface paths {
          * @description The raw bytes as the body, with a project key or a signed `put` URL. Answers the file, as `POST /files` does.
          */
         put: operations["uploadFile"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/img/{path}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an image by its image URL
+         * @description The image the URL’s options make from the file (`/img/<project>/<signature>/<options>/<file id>[.<ext>]`), made once and then served from the cache: `ETag`, `304`, `Range`, `Cache-Control: public, max-age=31536000, immutable`. A signature that does not match is 403 before anything is read; another project’s file is 404; audio and other files are 415; past the project’s misses per minute 429 with `Retry-After`.
+         */
+        get: operations["getImage"];
+        put?: never;
         post?: never;
         delete?: never;
         options?: never;
@@ -5477,7 +5657,7 @@ export interface operations {
             query?: {
                 page?: number;
                 limit?: number;
-                action?: "auth.setup" | "auth.sign_in" | "auth.sign_in_failed" | "auth.sign_out" | "account.password_changed" | "key.created" | "key.renamed" | "key.paused" | "key.resumed" | "key.revoked" | "member.added" | "member.role_changed" | "member.removed" | "invitation.created" | "invitation.accepted" | "invitation.revoked" | "org.created" | "org.renamed" | "org.deleted" | "project.created" | "project.renamed" | "project.deleted" | "project.settings_changed" | "project.webhook_secret_rotated" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "queue.kind_paused" | "queue.kind_resumed" | "user.created";
+                action?: "auth.setup" | "auth.sign_in" | "auth.sign_in_failed" | "auth.sign_out" | "account.password_changed" | "key.created" | "key.renamed" | "key.paused" | "key.resumed" | "key.revoked" | "member.added" | "member.role_changed" | "member.removed" | "invitation.created" | "invitation.accepted" | "invitation.revoked" | "org.created" | "org.renamed" | "org.deleted" | "project.created" | "project.renamed" | "project.deleted" | "project.settings_changed" | "project.webhook_secret_rotated" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "queue.kind_paused" | "queue.kind_resumed" | "user.created" | "project.image_url_key_revealed" | "project.image_url_key_rotated";
                 actor?: string;
                 created_after?: string;
                 created_before?: string;
@@ -5620,7 +5800,7 @@ export interface operations {
             query?: {
                 page?: number;
                 limit?: number;
-                action?: "auth.setup" | "auth.sign_in" | "auth.sign_in_failed" | "auth.sign_out" | "account.password_changed" | "key.created" | "key.renamed" | "key.paused" | "key.resumed" | "key.revoked" | "member.added" | "member.role_changed" | "member.removed" | "invitation.created" | "invitation.accepted" | "invitation.revoked" | "org.created" | "org.renamed" | "org.deleted" | "project.created" | "project.renamed" | "project.deleted" | "project.settings_changed" | "project.webhook_secret_rotated" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "queue.kind_paused" | "queue.kind_resumed" | "user.created";
+                action?: "auth.setup" | "auth.sign_in" | "auth.sign_in_failed" | "auth.sign_out" | "account.password_changed" | "key.created" | "key.renamed" | "key.paused" | "key.resumed" | "key.revoked" | "member.added" | "member.role_changed" | "member.removed" | "invitation.created" | "invitation.accepted" | "invitation.revoked" | "org.created" | "org.renamed" | "org.deleted" | "project.created" | "project.renamed" | "project.deleted" | "project.settings_changed" | "project.webhook_secret_rotated" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "queue.kind_paused" | "queue.kind_resumed" | "user.created" | "project.image_url_key_revealed" | "project.image_url_key_rotated";
                 actor?: string;
                 created_after?: string;
                 created_before?: string;
@@ -13146,6 +13326,8 @@ export interface operations {
                                     failed: number;
                                     cancelled: number;
                                 };
+                                image_transformations: number;
+                                image_derived_bytes: number;
                             };
                             series: {
                                 time: string[];
@@ -13159,6 +13341,1454 @@ export interface operations {
                                     cancelled: number[];
                                 };
                             };
+                        };
+                        error: null;
+                        links: {
+                            self: string;
+                            parent: string;
+                        };
+                    };
+                };
+            };
+            /** @description The request cannot be answered as asked: the error says why (see the error catalogue) */
+            "4XX": {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: null;
+                        error: {
+                            code: string;
+                            message: string;
+                            status: number;
+                            details?: {
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                        links: {
+                            self: string;
+                        };
+                    };
+                };
+            };
+            /** @description The server failed; the request id is logged */
+            "5XX": {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: null;
+                        error: {
+                            code: string;
+                            message: string;
+                            status: number;
+                            details?: {
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                        links: {
+                            self: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getImageUrlKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to answer in: 2025-01-01, 2025-07-01, 2025-08-20, or latest (2025-08-20). Without it, ACCEPT_VERSION, else the project's default. */
+                "Accept-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20" | "latest";
+                /** @description The same, as the 1.0 SDKs send it with their `version` option; Accept-Version wins when both are sent. */
+                ACCEPT_VERSION?: "2025-01-01" | "2025-07-01" | "2025-08-20" | "latest";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: {
+                            /** @enum {string} */
+                            object: "image_url_key";
+                            prefix: string;
+                            created: string;
+                            previous_key_expires: string | null;
+                            key?: string;
+                        };
+                        error: null;
+                        links: {
+                            self: string;
+                            parent: string;
+                        };
+                    };
+                };
+            };
+            /** @description The request cannot be answered as asked: the error says why (see the error catalogue) */
+            "4XX": {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: null;
+                        error: {
+                            code: string;
+                            message: string;
+                            status: number;
+                            details?: {
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                        links: {
+                            self: string;
+                        };
+                    };
+                };
+            };
+            /** @description The server failed; the request id is logged */
+            "5XX": {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: null;
+                        error: {
+                            code: string;
+                            message: string;
+                            status: number;
+                            details?: {
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                        links: {
+                            self: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    createImageUrlKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to answer in: 2025-01-01, 2025-07-01, 2025-08-20, or latest (2025-08-20). Without it, ACCEPT_VERSION, else the project's default. */
+                "Accept-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20" | "latest";
+                /** @description The same, as the 1.0 SDKs send it with their `version` option; Accept-Version wins when both are sent. */
+                ACCEPT_VERSION?: "2025-01-01" | "2025-07-01" | "2025-08-20" | "latest";
+                /** @description Processes the request once: a repeat with the same key and body gets the first answer again (24 hours). */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: {
+                            /** @enum {string} */
+                            object: "image_url_key";
+                            prefix: string;
+                            created: string;
+                            previous_key_expires: string | null;
+                            key?: string;
+                        };
+                        error: null;
+                        links: {
+                            self: string;
+                            parent: string;
+                        };
+                    };
+                };
+            };
+            /** @description The request cannot be answered as asked: the error says why (see the error catalogue) */
+            "4XX": {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: null;
+                        error: {
+                            code: string;
+                            message: string;
+                            status: number;
+                            details?: {
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                        links: {
+                            self: string;
+                        };
+                    };
+                };
+            };
+            /** @description The server failed; the request id is logged */
+            "5XX": {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: null;
+                        error: {
+                            code: string;
+                            message: string;
+                            status: number;
+                            details?: {
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                        links: {
+                            self: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    revealImageUrlKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to answer in: 2025-01-01, 2025-07-01, 2025-08-20, or latest (2025-08-20). Without it, ACCEPT_VERSION, else the project's default. */
+                "Accept-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20" | "latest";
+                /** @description The same, as the 1.0 SDKs send it with their `version` option; Accept-Version wins when both are sent. */
+                ACCEPT_VERSION?: "2025-01-01" | "2025-07-01" | "2025-08-20" | "latest";
+                /** @description Processes the request once: a repeat with the same key and body gets the first answer again (24 hours). */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: {
+                            /** @enum {string} */
+                            object: "image_url_key";
+                            prefix: string;
+                            created: string;
+                            previous_key_expires: string | null;
+                            key?: string;
+                        };
+                        error: null;
+                        links: {
+                            self: string;
+                            parent: string;
+                        };
+                    };
+                };
+            };
+            /** @description The request cannot be answered as asked: the error says why (see the error catalogue) */
+            "4XX": {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: null;
+                        error: {
+                            code: string;
+                            message: string;
+                            status: number;
+                            details?: {
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                        links: {
+                            self: string;
+                        };
+                    };
+                };
+            };
+            /** @description The server failed; the request id is logged */
+            "5XX": {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: null;
+                        error: {
+                            code: string;
+                            message: string;
+                            status: number;
+                            details?: {
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                        links: {
+                            self: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    rotateImageUrlKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to answer in: 2025-01-01, 2025-07-01, 2025-08-20, or latest (2025-08-20). Without it, ACCEPT_VERSION, else the project's default. */
+                "Accept-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20" | "latest";
+                /** @description The same, as the 1.0 SDKs send it with their `version` option; Accept-Version wins when both are sent. */
+                ACCEPT_VERSION?: "2025-01-01" | "2025-07-01" | "2025-08-20" | "latest";
+                /** @description Processes the request once: a repeat with the same key and body gets the first answer again (24 hours). */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: {
+                            /** @enum {string} */
+                            object: "image_url_key";
+                            prefix: string;
+                            created: string;
+                            previous_key_expires: string | null;
+                            key?: string;
+                        };
+                        error: null;
+                        links: {
+                            self: string;
+                            parent: string;
+                        };
+                    };
+                };
+            };
+            /** @description The request cannot be answered as asked: the error says why (see the error catalogue) */
+            "4XX": {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: null;
+                        error: {
+                            code: string;
+                            message: string;
+                            status: number;
+                            details?: {
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                        links: {
+                            self: string;
+                        };
+                    };
+                };
+            };
+            /** @description The server failed; the request id is logged */
+            "5XX": {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: null;
+                        error: {
+                            code: string;
+                            message: string;
+                            status: number;
+                            details?: {
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                        links: {
+                            self: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getImageUrlSettings: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to answer in: 2025-01-01, 2025-07-01, 2025-08-20, or latest (2025-08-20). Without it, ACCEPT_VERSION, else the project's default. */
+                "Accept-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20" | "latest";
+                /** @description The same, as the 1.0 SDKs send it with their `version` option; Accept-Version wins when both are sent. */
+                ACCEPT_VERSION?: "2025-01-01" | "2025-07-01" | "2025-08-20" | "latest";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: {
+                            /** @enum {string} */
+                            object: "image_url_settings";
+                            allow_unsigned_presets: boolean;
+                        };
+                        error: null;
+                        links: {
+                            self: string;
+                            parent: string;
+                        };
+                    };
+                };
+            };
+            /** @description The request cannot be answered as asked: the error says why (see the error catalogue) */
+            "4XX": {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: null;
+                        error: {
+                            code: string;
+                            message: string;
+                            status: number;
+                            details?: {
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                        links: {
+                            self: string;
+                        };
+                    };
+                };
+            };
+            /** @description The server failed; the request id is logged */
+            "5XX": {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: null;
+                        error: {
+                            code: string;
+                            message: string;
+                            status: number;
+                            details?: {
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                        links: {
+                            self: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    updateImageUrlSettings: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to answer in: 2025-01-01, 2025-07-01, 2025-08-20, or latest (2025-08-20). Without it, ACCEPT_VERSION, else the project's default. */
+                "Accept-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20" | "latest";
+                /** @description The same, as the 1.0 SDKs send it with their `version` option; Accept-Version wins when both are sent. */
+                ACCEPT_VERSION?: "2025-01-01" | "2025-07-01" | "2025-08-20" | "latest";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "allow_unsigned_presets": true
+                 *     }
+                 */
+                "application/json": {
+                    allow_unsigned_presets?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: {
+                            /** @enum {string} */
+                            object: "image_url_settings";
+                            allow_unsigned_presets: boolean;
+                        };
+                        error: null;
+                        links: {
+                            self: string;
+                            parent: string;
+                        };
+                    };
+                };
+            };
+            /** @description The request cannot be answered as asked: the error says why (see the error catalogue) */
+            "4XX": {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: null;
+                        error: {
+                            code: string;
+                            message: string;
+                            status: number;
+                            details?: {
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                        links: {
+                            self: string;
+                        };
+                    };
+                };
+            };
+            /** @description The server failed; the request id is logged */
+            "5XX": {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: null;
+                        error: {
+                            code: string;
+                            message: string;
+                            status: number;
+                            details?: {
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                        links: {
+                            self: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listImagePresets: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to answer in: 2025-01-01, 2025-07-01, 2025-08-20, or latest (2025-08-20). Without it, ACCEPT_VERSION, else the project's default. */
+                "Accept-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20" | "latest";
+                /** @description The same, as the 1.0 SDKs send it with their `version` option; Accept-Version wins when both are sent. */
+                ACCEPT_VERSION?: "2025-01-01" | "2025-07-01" | "2025-08-20" | "latest";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            /** @enum {string} */
+                            type: "list";
+                            limit: number;
+                            total: number;
+                            page: number;
+                            pages: number;
+                        };
+                        data: {
+                            /** @enum {string} */
+                            object: "image_preset";
+                            name: string;
+                            options: {
+                                [key: string]: string | number;
+                            };
+                            path: string;
+                            created: string;
+                            updated: string;
+                        }[];
+                        error: null;
+                        links: {
+                            self: string;
+                            first: string;
+                            prev: string | null;
+                            next: string | null;
+                            last: string;
+                        };
+                    };
+                };
+            };
+            /** @description The request cannot be answered as asked: the error says why (see the error catalogue) */
+            "4XX": {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: null;
+                        error: {
+                            code: string;
+                            message: string;
+                            status: number;
+                            details?: {
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                        links: {
+                            self: string;
+                        };
+                    };
+                };
+            };
+            /** @description The server failed; the request id is logged */
+            "5XX": {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: null;
+                        error: {
+                            code: string;
+                            message: string;
+                            status: number;
+                            details?: {
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                        links: {
+                            self: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    createImagePreset: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to answer in: 2025-01-01, 2025-07-01, 2025-08-20, or latest (2025-08-20). Without it, ACCEPT_VERSION, else the project's default. */
+                "Accept-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20" | "latest";
+                /** @description The same, as the 1.0 SDKs send it with their `version` option; Accept-Version wins when both are sent. */
+                ACCEPT_VERSION?: "2025-01-01" | "2025-07-01" | "2025-08-20" | "latest";
+                /** @description Processes the request once: a repeat with the same key and body gets the first answer again (24 hours). */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "thumb",
+                 *       "options": {
+                 *         "width": 320,
+                 *         "height": 180,
+                 *         "fit": "cover",
+                 *         "format": "auto"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    name: string;
+                    options: {
+                        [key: string]: string | number;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: {
+                            /** @enum {string} */
+                            object: "image_preset";
+                            name: string;
+                            options: {
+                                [key: string]: string | number;
+                            };
+                            path: string;
+                            created: string;
+                            updated: string;
+                        };
+                        error: null;
+                        links: {
+                            self: string;
+                            parent: string;
+                        };
+                    };
+                };
+            };
+            /** @description The request cannot be answered as asked: the error says why (see the error catalogue) */
+            "4XX": {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: null;
+                        error: {
+                            code: string;
+                            message: string;
+                            status: number;
+                            details?: {
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                        links: {
+                            self: string;
+                        };
+                    };
+                };
+            };
+            /** @description The server failed; the request id is logged */
+            "5XX": {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: null;
+                        error: {
+                            code: string;
+                            message: string;
+                            status: number;
+                            details?: {
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                        links: {
+                            self: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getImagePreset: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to answer in: 2025-01-01, 2025-07-01, 2025-08-20, or latest (2025-08-20). Without it, ACCEPT_VERSION, else the project's default. */
+                "Accept-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20" | "latest";
+                /** @description The same, as the 1.0 SDKs send it with their `version` option; Accept-Version wins when both are sent. */
+                ACCEPT_VERSION?: "2025-01-01" | "2025-07-01" | "2025-08-20" | "latest";
+            };
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: {
+                            /** @enum {string} */
+                            object: "image_preset";
+                            name: string;
+                            options: {
+                                [key: string]: string | number;
+                            };
+                            path: string;
+                            created: string;
+                            updated: string;
+                        };
+                        error: null;
+                        links: {
+                            self: string;
+                            parent: string;
+                        };
+                    };
+                };
+            };
+            /** @description The request cannot be answered as asked: the error says why (see the error catalogue) */
+            "4XX": {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: null;
+                        error: {
+                            code: string;
+                            message: string;
+                            status: number;
+                            details?: {
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                        links: {
+                            self: string;
+                        };
+                    };
+                };
+            };
+            /** @description The server failed; the request id is logged */
+            "5XX": {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: null;
+                        error: {
+                            code: string;
+                            message: string;
+                            status: number;
+                            details?: {
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                        links: {
+                            self: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    replaceImagePreset: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to answer in: 2025-01-01, 2025-07-01, 2025-08-20, or latest (2025-08-20). Without it, ACCEPT_VERSION, else the project's default. */
+                "Accept-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20" | "latest";
+                /** @description The same, as the 1.0 SDKs send it with their `version` option; Accept-Version wins when both are sent. */
+                ACCEPT_VERSION?: "2025-01-01" | "2025-07-01" | "2025-08-20" | "latest";
+            };
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "options": {
+                 *         "width": 640,
+                 *         "height": 360,
+                 *         "fit": "cover",
+                 *         "format": "auto"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    options: {
+                        [key: string]: string | number;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: {
+                            /** @enum {string} */
+                            object: "image_preset";
+                            name: string;
+                            options: {
+                                [key: string]: string | number;
+                            };
+                            path: string;
+                            created: string;
+                            updated: string;
+                        };
+                        error: null;
+                        links: {
+                            self: string;
+                            parent: string;
+                        };
+                    };
+                };
+            };
+            /** @description The request cannot be answered as asked: the error says why (see the error catalogue) */
+            "4XX": {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: null;
+                        error: {
+                            code: string;
+                            message: string;
+                            status: number;
+                            details?: {
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                        links: {
+                            self: string;
+                        };
+                    };
+                };
+            };
+            /** @description The server failed; the request id is logged */
+            "5XX": {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: null;
+                        error: {
+                            code: string;
+                            message: string;
+                            status: number;
+                            details?: {
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                        links: {
+                            self: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    deleteImagePreset: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to answer in: 2025-01-01, 2025-07-01, 2025-08-20, or latest (2025-08-20). Without it, ACCEPT_VERSION, else the project's default. */
+                "Accept-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20" | "latest";
+                /** @description The same, as the 1.0 SDKs send it with their `version` option; Accept-Version wins when both are sent. */
+                ACCEPT_VERSION?: "2025-01-01" | "2025-07-01" | "2025-08-20" | "latest";
+            };
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: {
+                            /** @enum {string} */
+                            object: "image_preset";
+                            name: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                        error: null;
+                        links: {
+                            self: string;
+                            parent: string;
+                        };
+                    };
+                };
+            };
+            /** @description The request cannot be answered as asked: the error says why (see the error catalogue) */
+            "4XX": {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: null;
+                        error: {
+                            code: string;
+                            message: string;
+                            status: number;
+                            details?: {
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                        links: {
+                            self: string;
+                        };
+                    };
+                };
+            };
+            /** @description The server failed; the request id is logged */
+            "5XX": {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: null;
+                        error: {
+                            code: string;
+                            message: string;
+                            status: number;
+                            details?: {
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                        links: {
+                            self: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    createImageUrl: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to answer in: 2025-01-01, 2025-07-01, 2025-08-20, or latest (2025-08-20). Without it, ACCEPT_VERSION, else the project's default. */
+                "Accept-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20" | "latest";
+                /** @description The same, as the 1.0 SDKs send it with their `version` option; Accept-Version wins when both are sent. */
+                ACCEPT_VERSION?: "2025-01-01" | "2025-07-01" | "2025-08-20" | "latest";
+                /** @description Processes the request once: a repeat with the same key and body gets the first answer again (24 hours). */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "file_id": "file_4dXxZb2QyHh1W7n9",
+                 *       "options": {
+                 *         "width": 400,
+                 *         "fit": "inside",
+                 *         "format": "webp"
+                 *       },
+                 *       "widths": [
+                 *         400,
+                 *         800
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    file_id: string;
+                    options?: {
+                        [key: string]: string | number;
+                    };
+                    /** @enum {unknown} */
+                    extension?: "jpg" | "jpeg" | "png" | "webp" | "avif" | "gif";
+                    widths?: number[];
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: {
+                            /** @enum {string} */
+                            object: "image_url";
+                            file_id: string;
+                            options: string;
+                            url: string;
+                            srcset?: string;
                         };
                         error: null;
                         links: {
@@ -13437,6 +15067,111 @@ export interface operations {
             /** @description The server failed; the request id is logged */
             "5XX": {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: null;
+                        error: {
+                            code: string;
+                            message: string;
+                            status: number;
+                            details?: {
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                        links: {
+                            self: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getImage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to answer in: 2025-01-01, 2025-07-01, 2025-08-20, or latest (2025-08-20). Without it, ACCEPT_VERSION, else the project's default. */
+                "Accept-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20" | "latest";
+                /** @description The same, as the 1.0 SDKs send it with their `version` option; Accept-Version wins when both are sent. */
+                ACCEPT_VERSION?: "2025-01-01" | "2025-07-01" | "2025-08-20" | "latest";
+            };
+            path: {
+                /** @description `<project id>/<signature>/<options>/<file id>[.<ext>]` (docs/image-urls.md) */
+                path: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The image (or the range asked for: 206), with its own Content-Type */
+            200: {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/*": string;
+                };
+            };
+            /** @description The image (or the range asked for: 206), with its own Content-Type */
+            206: {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/*": string;
+                };
+            };
+            /** @description The request cannot be answered as asked: the error says why (see the error catalogue) */
+            "4XX": {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: null;
+                        error: {
+                            code: string;
+                            message: string;
+                            status: number;
+                            details?: {
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                        links: {
+                            self: string;
+                        };
+                    };
+                };
+            };
+            /** @description The server failed; the request id is logged */
+            "5XX": {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
                     [name: string]: unknown;
                 };
                 content: {

@@ -1,0 +1,289 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Deps } from '../../deps.js';
+import { AppError } from '../../errors.js';
+import type { ImageDerivativesTable, ImageUrlSettingsTable } from '../../db/schema.js';
+import type { ImageFormat, ImageUrlRender, ImageUrlResult } from '../../media/index.js';
+import { imageUrlSettings, signImagePath, verifyingKeys } from './image-url-keys.js';
+import { formatImageUrlOptions, parseImageUrlOptions, withPreset, type ImageUrlOptions } from './image-url-options.js';
+import { findDerivative, MissLimiter, Semaphore, SingleFlight, storeDerivative } from './image-url-cache.js';
+import { computeImage, type SourceFile } from './image-url-compute.js';
+import { getPresetOptions } from './image-presets.js';
+
+// Answers /img/{project}/{signature}/{options}/{file_id}[.ext] (docs/image-urls.md): checks the
+// signature before anything else, then the options, then finds the cached result or makes it.
+
+export { IMAGE_URL_PREFIX } from './image-url-paths.js';
+const SIGNATURE = /^[A-Za-z0-9_-]{43}$/;
+const FILE_SEGMENT = /^(file_[A-Za-z0-9]+)(?:\.(jpg|jpeg|png|webp|avif|gif))?$/;
+const STATIC_FORMATS: readonly ImageFormat[] = ['jpeg', 'png', 'webp', 'avif', 'gif'];
+
+export interface ImageUrlTarget {
+  projectId: string;
+  signature: string;
+  options: string;
+  file: string;
+}
+
+/** The four segments after /img/, or null (a 404) when the path has another shape. */
+export function splitImagePath(path: string): ImageUrlTarget | null {
+  const parts = path.split('/');
+  if (parts.length !== 4 || parts.some((p) => p === '')) return null;
+  const [projectId, signature, options, file] = parts;
+  return { projectId: projectId!, signature: signature!, options: options!, file: file! };
+}
+
+/** What is signed: the path after the signature segment, from its '/'. */
+export const signedPathOf = (t: Pick<ImageUrlTarget, 'options' | 'file'>): string => `/${t.options}/${t.file}`;
+
+const notFound = () => new AppError('not_found', 'no image at this address');
+const badSignature = (why: string) =>
+  new AppError(
+    'signature_invalid',
+    `${why}; sign the path after the signature with the project's image-URL key, or ask POST /image-urls`,
+  );
+
+function checkSignature(keys: string[], target: ImageUrlTarget): void {
+  if (!SIGNATURE.test(target.signature)) throw badSignature('the signature must be 43 base64url characters');
+  const given = Buffer.from(target.signature);
+  const path = signedPathOf(target);
+  for (const key of keys) {
+    const expected = Buffer.from(signImagePath(key, path));
+    if (timingSafeEqual(expected, given)) return;
+  }
+  throw badSignature('the signature does not match this URL');
+}
+
+export interface ResolvedImage {
+  /** The cache id: the project, the file and every option as rendered (format resolved). */
+  id: string;
+  etag: string;
+  projectId: string;
+  fileId: string;
+  signed: boolean;
+  /** format:auto: the answer depends on Accept. */
+  varyAccept: boolean;
+  render: ImageUrlRender;
+}
+
+export type ImageAnswer =
+  | { kind: 'cached'; image: ResolvedImage; row: ImageDerivativesTable }
+  | { kind: 'not_modified'; image: ResolvedImage }
+  | { kind: 'computed'; image: ResolvedImage; result: ImageUrlResult; shared: boolean };
+
+function acceptFormat(accept: string | undefined, sourceFormat: string | null): ImageFormat {
+  const a = (accept ?? '').toLowerCase();
+  if (a.includes('image/avif')) return 'avif';
+  if (a.includes('image/webp')) return 'webp';
+  return sourceFormat === 'png' || sourceFormat === 'gif' ? 'png' : 'jpeg';
+}
+
+const optionError = (field: string, message: string) =>
+  new AppError('validation_failed', `image option ${field}: ${message}`, { details: [{ field, message }] });
+
+export class ImageUrlService {
+  private readonly flights = new SingleFlight<ImageUrlResult>();
+  private readonly slots: Semaphore;
+  private readonly misses = new MissLimiter();
+  /** Results sent but not stored yet: a request in between gets them from here, not a second computation. */
+  private readonly storing = new Map<string, ImageUrlResult>();
+
+  constructor(private readonly deps: Deps) {
+    this.slots = new Semaphore(deps.config.imageUrls.concurrency);
+  }
+
+  /** The settings of a project that exists (made on its first image URL), or a 404. */
+  private async settings(projectId: string): Promise<ImageUrlSettingsTable> {
+    const row = await this.deps.db
+      .selectFrom('image_url_settings')
+      .selectAll()
+      .where('project_id', '=', projectId)
+      .executeTakeFirst();
+    if (row) return row;
+    const project = await this.deps.db
+      .selectFrom('projects')
+      .select('id')
+      .where('id', '=', projectId)
+      .where('deleted', 'is', null)
+      .executeTakeFirst();
+    if (!project) throw notFound();
+    return imageUrlSettings(this.deps, projectId);
+  }
+
+  /** The options of a URL whose signature holds (or of an allowed unsigned preset URL); nothing read yet. */
+  private async options(target: ImageUrlTarget): Promise<{ options: ImageUrlOptions; signed: boolean }> {
+    const settings = await this.settings(target.projectId);
+    const signed = target.signature !== '_';
+    if (signed) {
+      checkSignature(verifyingKeys(this.deps, settings), target);
+      return { options: parseImageUrlOptions(target.options), signed };
+    }
+    if (settings.allow_unsigned_presets !== 1)
+      throw badSignature('this project takes signed image URLs only (unsigned URLs of presets are off)');
+    let parsed: ImageUrlOptions | null;
+    try {
+      parsed = parseImageUrlOptions(target.options);
+    } catch {
+      parsed = null;
+    }
+    if (!parsed || parsed.preset === undefined || Object.keys(parsed).length !== 1)
+      throw badSignature('an unsigned image URL may name a preset only (preset:name)');
+    return { options: parsed, signed };
+  }
+
+  /** Answers one image URL: checks in order signature, options, limits, the file; then the cache or a computation. */
+  async answer(target: ImageUrlTarget, headers: { accept?: string; ifNoneMatch?: string }): Promise<ImageAnswer> {
+    const checked = await this.options(target);
+    const signed = checked.signed;
+    let options = checked.options;
+    if (options.preset !== undefined)
+      options = withPreset(await getPresetOptions(this.deps, target.projectId, options.preset), options);
+    const m = FILE_SEGMENT.exec(target.file);
+    if (!m) throw notFound();
+    const ext = m[2] === 'jpg' ? 'jpeg' : m[2];
+    if (ext !== undefined && options.format !== undefined && options.format !== ext)
+      throw optionError('format', `${options.format} differs from the extension .${m[2]}`);
+    if (ext !== undefined)
+      options = { ...options, format: ext === 'jpeg' ? 'jpeg' : (STATIC_FORMATS.find((f) => f === ext) ?? 'jpeg') };
+    const render = this.outputLimits(options);
+    const file = await this.deps.db
+      .selectFrom('files')
+      .select(['id', 'kind', 'format', 'width', 'height', 'duration', 'blob_key', 'probe'])
+      .where('project_id', '=', target.projectId)
+      .where('id', '=', m[1]!)
+      .executeTakeFirst();
+    if (!file) throw notFound();
+    const frames = this.sourceLimits(file, options);
+    render.format =
+      options.format === 'auto'
+        ? acceptFormat(headers.accept, file.format)
+        : (options.format ?? STATIC_FORMATS.find((f) => f === file.format) ?? 'jpeg');
+    // An animated source keeps its frames when the output can hold them and no time picks one.
+    render.animated = frames > 1 && options.time === undefined && (render.format === 'gif' || render.format === 'webp');
+    const id = createHash('sha256')
+      .update(
+        JSON.stringify([target.projectId, file.id, formatImageUrlOptions({ ...options, preset: undefined }), render]),
+      )
+      .digest('base64url')
+      .slice(0, 32);
+    const image: ResolvedImage = {
+      id,
+      etag: `"${id}"`,
+      projectId: target.projectId,
+      fileId: file.id,
+      signed,
+      varyAccept: options.format === 'auto',
+      render,
+    };
+    if (
+      headers.ifNoneMatch !== undefined &&
+      headers.ifNoneMatch.split(',').some((t) => t.trim().replace(/^W\//, '') === image.etag)
+    )
+      return { kind: 'not_modified', image };
+    const row = await findDerivative(this.deps, id);
+    if (row) return { kind: 'cached', image, row };
+    const sent = this.storing.get(id);
+    if (sent) return { kind: 'computed', image, result: sent, shared: true };
+    const retry = this.misses.take(
+      target.projectId,
+      this.deps.config.imageUrls.missesPerMinute,
+      this.deps.clock.now().getTime(),
+    );
+    if (retry !== null)
+      throw new AppError(
+        'rate_limited',
+        `this project made more than ${this.deps.config.imageUrls.missesPerMinute} new images this minute (MEDIAD_IMAGE_URL_MISSES_PER_MINUTE); cached ones are still served`,
+        { headers: { 'retry-after': String(retry) } },
+      );
+    const flight = this.flights.run(id, () =>
+      this.slots.use(() => computeImage(this.deps, file, render, options.time, frames)),
+    );
+    const result = await flight.promise;
+    if (!flight.shared) {
+      this.storing.set(id, result);
+      // After this turn of the event loop, when the answer has been written: the store's SQLite
+      // writes (synchronous on this thread) must not delay the bytes the client waits for.
+      setImmediate(() => {
+        storeDerivative(this.deps, {
+          id,
+          projectId: target.projectId,
+          fileId: file.id,
+          type: result.mime,
+          data: result.data,
+        })
+          .catch((err: unknown) => this.deps.log.warn({ err, image: id }, 'image cache: result not stored'))
+          .finally(() => this.storing.delete(id));
+      });
+    }
+    return { kind: 'computed', image, result, shared: flight.shared };
+  }
+
+  /** Output size limits (after dpr), checked from the options alone. */
+  private outputLimits(o: ImageUrlOptions): ImageUrlRender {
+    const limits = this.deps.config.imageUrls;
+    const dpr = o.dpr ?? 1;
+    const width = o.width !== undefined ? Math.round(o.width * dpr) : undefined;
+    const height = o.height !== undefined ? Math.round(o.height * dpr) : undefined;
+    if (width !== undefined && width > limits.maxWidth)
+      throw optionError(
+        'width',
+        `width × dpr (${width}) is over the ${limits.maxWidth} px limit (MEDIAD_IMAGE_URL_MAX_WIDTH)`,
+      );
+    if (height !== undefined && height > limits.maxHeight)
+      throw optionError(
+        'height',
+        `height × dpr (${height}) is over the ${limits.maxHeight} px limit (MEDIAD_IMAGE_URL_MAX_HEIGHT)`,
+      );
+    if (width !== undefined && height !== undefined && width * height > limits.maxPixels)
+      throw optionError(
+        'width',
+        `width × height (${width * height} px) is over the ${limits.maxPixels} px limit (MEDIAD_IMAGE_URL_MAX_PIXELS)`,
+      );
+    return {
+      width,
+      height,
+      fit: o.fit ?? 'cover',
+      position: o.position ?? 'center',
+      format: 'jpeg',
+      quality: o.quality ?? 80,
+      background: `#${o.background ?? 'ffffff'}`,
+      blur: o.blur,
+      sharpen: o.sharpen,
+      rotate: o.rotate ?? 0,
+      enlarge: o.enlarge === 1,
+      animated: false,
+    };
+  }
+
+  /** Kind, source pixels and time, from the stored probe (no decoding); returns the source's frame count. */
+  private sourceLimits(file: SourceFile, o: ImageUrlOptions): number {
+    if (file.kind !== 'image' && file.kind !== 'video')
+      throw new AppError(
+        'unsupported_media_type',
+        `image URLs are made from images and videos; this file is ${file.kind}`,
+      );
+    let frames = 1;
+    try {
+      const probe: unknown = file.probe ? JSON.parse(file.probe) : null;
+      if (probe && typeof probe === 'object' && 'frames' in probe && typeof probe.frames === 'number')
+        frames = probe.frames;
+    } catch {
+      frames = 1;
+    }
+    const pixels = (file.width ?? 0) * (file.height ?? 0) * (file.kind === 'image' ? frames : 1);
+    const { maxPixels, maxFrames } = this.deps.config.limits;
+    if (pixels > maxPixels || frames > maxFrames)
+      throw new AppError(
+        'media_limit_exceeded',
+        `the source is larger than the pixel limit (MEDIAD_MAX_PIXELS ${maxPixels})`,
+      );
+    if (file.kind === 'video' && o.time !== undefined && file.duration !== null && o.time >= file.duration)
+      throw new AppError(
+        'invalid_for_source',
+        `image option time: ${o.time} s is past the end of the video (${file.duration} s)`,
+        {
+          details: [{ field: 'time', message: `past the end of the video (${file.duration} s)` }],
+        },
+      );
+    return file.kind === 'image' ? frames : 1;
+  }
+}
