@@ -35,6 +35,10 @@ import { adminRoutes } from './api/admin.js';
 import { registerOpenApi } from './api/docs/openapi.js';
 import { docsRoutes } from './api/docs/routes.js';
 import { webAppRoutes } from './api/web-app.js';
+// Resumable uploads (issue 25).
+import { tusRoutes } from './api/uploads-tus.js';
+import { uploadTokenRoutes } from './api/upload-tokens.js';
+import { authenticateUploadToken } from './services/media/upload-tokens.js';
 
 export interface AppOptions {
   serverFactory?: FastifyServerFactory;
@@ -142,6 +146,14 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     await api.register(keysRoutes, { deps });
     await api.register(operationsRoutes, { deps });
     await api.register(requestsRoutes, { deps });
+    // Resumable uploads (issue 25): upload tokens.
+    await api.register(uploadTokenRoutes, { deps });
+  });
+  // Resumable uploads (issue 25): tus bodies are raw bytes (not the API's JSON), and an upload
+  // token (mdu_…) is a credential here only.
+  await app.register(async (uploads) => {
+    registerAuth(uploads, deps, createRateLimiter(deps), (token) => authenticateUploadToken(deps, token));
+    await uploads.register(tusRoutes, { deps });
   });
   addMissingMethods();
   return app;

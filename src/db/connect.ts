@@ -35,6 +35,8 @@ import * as m010 from './migrations/010-operations.js';
 import * as m011 from './migrations/011-request-log-segments.js';
 import * as m012 from './migrations/012-data-passes.js';
 import * as m013 from './migrations/013-chain-budgets.js';
+// Resumable uploads (issue 25).
+import * as m015 from './migrations/015-uploads.js';
 
 export type Db = Kysely<Database>;
 
@@ -54,6 +56,8 @@ const MIGRATIONS: Record<string, Migration> = {
   '011-request-log-segments': m011,
   '012-data-passes': m012,
   '013-chain-budgets': m013,
+  // Resumable uploads (issue 25).
+  '015-uploads': m015,
 };
 
 class CodeMigrationProvider implements MigrationProvider {

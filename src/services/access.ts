@@ -84,6 +84,8 @@ const FAMILY_OF: [prefix: string, family: Family][] = [
   ['/keys', 'keys'],
   ['/queue', 'queue'],
   ['/workers', 'queue'],
+  // Resumable uploads (issue 25): tus at /uploads/tus, upload tokens at POST /uploads.
+  ['/uploads', 'files'],
 ];
 // Routes of no family (GET /system) answer every authenticated caller.
 
