@@ -1,3 +1,4 @@
+import fs from 'node:fs/promises';
 import path from 'node:path';
 import { MemoryLocker, Server } from '@tus/server';
 import type { Locker, Upload } from '@tus/utils';
@@ -6,6 +7,7 @@ import { createAdvisoryLocker } from '../db/advisory-locker.js';
 import { AppError, isAppError, type ErrorCode } from '../errors.js';
 import { newId } from '../ids.js';
 import type { AuthContext } from '../services/access.js';
+import { scratchPath } from '../services/media/file-store.js';
 import { createUploadRecord, deleteUploadRecord, finishUpload } from '../services/media/uploads.js';
 import { createDiskUploadStore, type UploadStore } from '../storage/tus-store.js';
 import type { UploadInput } from './tus-metadata.js';
@@ -36,6 +38,8 @@ export interface TusContext {
   /** An error of mediad's thrown in a hook: the route answers with it. */
   error?: unknown;
   fileId?: string;
+  /** The upload whose last byte this request brought: its bytes go once the answer is made. */
+  finished?: string;
 }
 
 export interface TusService {
@@ -108,13 +112,13 @@ export function createTusService(deps: Deps): TusService {
       }),
     onUploadFinish: (req, upload: Upload) =>
       withContext(req, async (ctx) => {
+        // A hard link is what becomes the file (a rename into the blob store): the library still
+        // reads the upload after this hook on creation-with-upload; the route removes it after.
+        const link = scratchPath(deps, 'tus-done');
+        ctx.finished = upload.id;
         try {
-          const file = await finishUpload(
-            deps,
-            { projectId: ctx.auth.projectId },
-            upload.id,
-            store.localPath(upload.id),
-          );
+          await linkOrCopy(store.localPath(upload.id), link);
+          const file = await finishUpload(deps, { projectId: ctx.auth.projectId }, upload.id, link);
           ctx.fileId = file.id;
           return { headers: { [FILE_ID_HEADER]: file.id } };
         } catch (err) {
@@ -122,7 +126,7 @@ export function createTusService(deps: Deps): TusService {
           await deleteUploadRecord(deps, upload.id);
           throw err;
         } finally {
-          await store.remove(upload.id);
+          await fs.rm(link, { force: true });
         }
       }),
   });
@@ -135,4 +139,13 @@ export function createTusService(deps: Deps): TusService {
       await advisory?.close();
     },
   };
+}
+
+/** A hard link on the same filesystem (free), else a copy. */
+async function linkOrCopy(from: string, to: string): Promise<void> {
+  try {
+    await fs.link(from, to);
+  } catch {
+    await fs.copyFile(from, to);
+  }
 }

@@ -77,7 +77,12 @@ async function handle(
 ) {
   const request = webRequest(deps, req, body);
   tus.contexts.set(request, ctx);
-  const res = await tus.server.handleWeb(request);
+  let res: Response;
+  try {
+    res = await tus.server.handleWeb(request);
+  } finally {
+    if (ctx.finished) await tus.store.remove(ctx.finished);
+  }
   if (ctx.error) throw ctx.error;
   const text = await res.text();
   if (res.status >= 400) throw tusError(res.status, text);
