@@ -305,3 +305,102 @@ describe('tus upload expiry and mediad blobs sweep', () => {
     );
   });
 });
+
+describe('two mediad processes on one PostgreSQL database serve one upload', () => {
+  const pgUrl = process.env.MEDIAD_TEST_DATABASE_URL;
+  it(
+    'alternating PATCHes (advisory locks across processes) end in one file with the same bytes',
+    { skip: pgUrl ? false : 'PostgreSQL only (MEDIAD_TEST_DATABASE_URL)' },
+    async () => {
+      const { testDatabase } = await import('../helpers/server.js');
+      const { spawnServe } = await import('../helpers/serve-process.js');
+      const { migrate, openDatabase } = await import('../../src/db/connect.js');
+      const { createKey } = await import('../../src/services/people/keys.js');
+      const { systemClock } = await import('../../src/deps.js');
+      const os = await import('node:os');
+      const database = (await testDatabase())!;
+      const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'mediad-tus-pg-'));
+      const opened = openDatabase(database);
+      const servers: Awaited<ReturnType<typeof spawnServe>>[] = [];
+      try {
+        await migrate(opened.db);
+        const k = (await createKey({ db: opened.db, clock: systemClock }, 'acme', 'main')).key;
+        const env = { MEDIAD_DATABASE_URL: database.url, MEDIAD_SERVE_WORKERS: 'false' };
+        servers.push(await spawnServe(dataDir, env));
+        servers.push(await spawnServe(dataDir, env));
+        const agent = new (await import('undici')).Agent({
+          connect: { ca: await fs.readFile(path.join(dataDir, 'tls', 'ca.crt'), 'utf8'), servername: 'localhost' },
+        });
+        const file = wav(10);
+        const send = (base: string, method: string, p: string, headers: Record<string, string>, body?: Buffer) =>
+          request(`${base}${p}`, {
+            method: method as 'PATCH',
+            headers: tusHeaders(k, headers),
+            body,
+            dispatcher: agent,
+          });
+        const created = await send(servers[0]!.base, 'POST', '/uploads/tus', {
+          'upload-length': String(file.length),
+          'upload-metadata': `filename ${Buffer.from('two.wav').toString('base64')}`,
+        });
+        await created.body.dump();
+        assert.equal(created.statusCode, 201);
+        const loc = new URL(String(created.headers.location)).pathname;
+        const chunk = 256 * 1024;
+        let fileId: string | undefined;
+        for (let offset = 0, i = 0; offset < file.length; offset += chunk, i++) {
+          const res = await send(
+            servers[i % 2]!.base,
+            'PATCH',
+            loc,
+            { 'content-type': 'application/offset+octet-stream', 'upload-offset': String(offset) },
+            file.subarray(offset, offset + chunk),
+          );
+          const text = await res.body.text();
+          assert.equal(res.statusCode, 204, text);
+          fileId = res.headers['mediad-file-id'] as string | undefined;
+        }
+        assert.ok(fileId);
+        // Concurrent PATCHes of one offset on both processes: the lock lets one write at a time, so
+        // the upload never holds the chunk twice.
+        const racer = await send(servers[1]!.base, 'POST', '/uploads/tus', { 'upload-length': String(2 * chunk) });
+        await racer.body.dump();
+        const rloc = new URL(String(racer.headers.location)).pathname;
+        const both = await Promise.all(
+          servers.map(async (s) => {
+            const r = await send(
+              s.base,
+              'PATCH',
+              rloc,
+              { 'content-type': 'application/offset+octet-stream', 'upload-offset': '0' },
+              file.subarray(0, chunk),
+            );
+            await r.body.dump();
+            return r.statusCode;
+          }),
+        );
+        assert.ok(both.includes(204), String(both));
+        const head = await send(servers[0]!.base, 'HEAD', rloc, {});
+        await head.body.dump();
+        assert.equal(head.headers['upload-offset'], String(chunk));
+        const got = await request(`${servers[1]!.base}/files/${fileId}`, {
+          headers: { authorization: `Bearer ${k}` },
+          dispatcher: agent,
+        });
+        const json = (await got.body.json()) as { data: { url: string; filesize: number } };
+        assert.equal(json.data.filesize, file.length);
+        const blob = await request(json.data.url.replace(/^https:\/\/localhost:\d+/, servers[0]!.base), {
+          headers: { authorization: `Bearer ${k}` },
+          dispatcher: agent,
+        });
+        assert.equal(sha256(Buffer.from(await blob.body.arrayBuffer())), sha256(file));
+        await agent.close();
+      } finally {
+        for (const s of servers) await s.stop();
+        await opened.close();
+        await database.drop();
+        await fs.rm(dataDir, { recursive: true, force: true });
+      }
+    },
+  );
+});
