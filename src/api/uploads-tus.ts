@@ -110,7 +110,7 @@ export async function tusRoutes(app: FastifyInstance, { deps }: { deps: Deps }):
   const tus = createTusService(deps);
   const sweep = () =>
     sweepUploads(deps, tus.store).catch((err: unknown) => deps.log.warn({ err }, 'upload sweep failed'));
-  const sweeper = setInterval(() => void sweep(), Math.min(SWEEP_MS, deps.config.uploads.expiryMs));
+  const sweeper = setInterval(() => void sweep(), Math.max(60_000, Math.min(SWEEP_MS, deps.config.uploads.expiryMs)));
   sweeper.unref();
   app.addHook('onClose', async () => {
     clearInterval(sweeper);

@@ -294,11 +294,23 @@ describe('tus upload expiry and mediad blobs sweep', () => {
     });
     assert.equal(res.status, 410);
     assert.equal(res.json.error.code, 'upload_expired');
-    const { sweepUploads } = await import('../../src/services/media/uploads.js');
-    const { createUploadStoreFor } = await import('../../src/api/tus-server.js');
-    const deps = t.server.runtime.deps;
-    const report = await sweepUploads(deps, createUploadStoreFor(deps));
-    assert.ok(report.expired.includes(id));
+    // `mediad blobs sweep` (the command, on the server's data dir and database) removes the bytes.
+    const { execFile } = await import('node:child_process');
+    const { MEDIAD } = await import('../helpers/paths.js');
+    const env: Record<string, string> = { ...process.env, MEDIAD_DATA_DIR: t.dataDir, MEDIAD_LOG_LEVEL: 'silent' };
+    if (t.databaseUrl) env.MEDIAD_DATABASE_URL = t.databaseUrl;
+    const sweep = (...args: string[]) =>
+      new Promise<string>((resolve, reject) =>
+        execFile(process.execPath, [...MEDIAD, 'blobs', 'sweep', ...args], { env }, (err, out) =>
+          err ? reject(err) : resolve(out),
+        ),
+      );
+    const dry = await sweep('--dry-run');
+    assert.match(dry, new RegExp(`would delete upload ${id}`));
+    assert.ok((await fs.readdir(dir)).includes(id), 'a dry run deletes nothing');
+    const out = await sweep();
+    assert.match(out, new RegExp(`deleted upload ${id}`));
+    assert.match(out, /uploads: 1 expired/);
     assert.deepEqual(
       (await fs.readdir(dir)).filter((n) => n.startsWith(id)),
       [],
