@@ -52,6 +52,29 @@ function checkResumable(req: FastifyRequest): void {
     );
 }
 
+/** Pieces of a body are regrouped to about this size before the library's Web stream sees them. */
+const COALESCE_BYTES = 1024 * 1024;
+
+/**
+ * Regroups a body's pieces (TLS records: 16 KiB) into ~1 MiB buffers. The library reads the body
+ * as a Web stream and turns it back into a Node stream, which costs a few promises per piece: at
+ * 16 KiB pieces that halved the throughput of a PATCH against a plain PUT (docs/benchmarks.md).
+ */
+async function* coalesce(source: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  let parts: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of source) {
+    parts.push(chunk);
+    size += chunk.length;
+    if (size >= COALESCE_BYTES) {
+      yield parts.length === 1 ? parts[0]! : Buffer.concat(parts, size);
+      parts = [];
+      size = 0;
+    }
+  }
+  if (size > 0) yield parts.length === 1 ? parts[0]! : Buffer.concat(parts, size);
+}
+
 /** The Web Request the library reads, with the body streamed from `body` (the request itself unless given). */
 function webRequest(deps: Deps, req: FastifyRequest, body?: Readable): Request {
   const headers = new Headers();
@@ -63,7 +86,9 @@ function webRequest(deps: Deps, req: FastifyRequest, body?: Readable): Request {
   return new Request(`${deps.config.publicUrl}${req.url}`, {
     method: req.method,
     headers,
-    ...(withBody ? { body: Readable.toWeb(body ?? req.raw), duplex: 'half' } : {}),
+    ...(withBody
+      ? { body: Readable.toWeb(Readable.from(coalesce(body ?? req.raw), { objectMode: false })), duplex: 'half' }
+      : {}),
   });
 }
 
