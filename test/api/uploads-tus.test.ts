@@ -416,3 +416,29 @@ describe('two mediad processes on one PostgreSQL database serve one upload', () 
     },
   );
 });
+
+describe('tus uploads with S3 blob storage', () => {
+  it('the partial upload stays under the data dir; the finished file is stored in the bucket', async () => {
+    const { startS3 } = await import('../helpers/s3.js');
+    const s3 = await startS3();
+    const t = await startTestServer(s3.env('tus', { MEDIAD_SERVE_WORKERS: 'false' }));
+    try {
+      ca = await fs.readFile(t.server.caCertPath!, 'utf8');
+      const { key, project_id } = await t.key();
+      const file = wav(10);
+      const done = await upload(t, file, { token: key, chunkSize: 512 * 1024 });
+      assert.ok(done.fileId);
+      assert.deepEqual(await s3.keys(`tus/projects/${project_id}/files/${done.fileId}`), [
+        `tus/projects/${project_id}/files/${done.fileId}`,
+      ]);
+      const f = (await t.call('GET', `/files/${done.fileId}`, { key })).json.data;
+      const blob = await request(f.url, { dispatcher: t.agent });
+      assert.equal(sha256(Buffer.from(await blob.body.arrayBuffer())), sha256(file));
+      // Nothing of the upload is left behind in the data dir.
+      assert.deepEqual(await fs.readdir(path.join(t.dataDir, 'uploads')), []);
+    } finally {
+      await t.stop();
+      await s3.close();
+    }
+  });
+});
