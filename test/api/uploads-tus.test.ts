@@ -73,7 +73,7 @@ const tusHeaders = (key: string, extra: Record<string, string> = {}) => ({
   ...extra,
 });
 
-describe('tus uploads (/uploads/tus)', () => {
+describe('tus uploads (/uploads/tus)', { timeout: 90_000 }, () => {
   let t: TestServer;
   let key: string;
   let other: string;
@@ -266,7 +266,7 @@ describe('tus uploads (/uploads/tus)', () => {
   });
 });
 
-describe('tus upload expiry and mediad blobs sweep', () => {
+describe('tus upload expiry and mediad blobs sweep', { timeout: 60_000 }, () => {
   let t: TestServer;
   let key: string;
   before(async () => {
@@ -318,7 +318,7 @@ describe('tus upload expiry and mediad blobs sweep', () => {
   });
 });
 
-describe('two mediad processes on one PostgreSQL database serve one upload', () => {
+describe('two mediad processes on one PostgreSQL database serve one upload', { timeout: 90_000 }, () => {
   const pgUrl = process.env.MEDIAD_TEST_DATABASE_URL;
   it(
     'alternating PATCHes (advisory locks across processes) end in one file with the same bytes',
@@ -417,7 +417,7 @@ describe('two mediad processes on one PostgreSQL database serve one upload', () 
   );
 });
 
-describe('tus uploads with S3 blob storage', () => {
+describe('tus uploads with S3 blob storage', { timeout: 60_000 }, () => {
   it('the partial upload stays under the data dir; the finished file is stored in the bucket', async () => {
     const { startS3 } = await import('../helpers/s3.js');
     const s3 = await startS3();
