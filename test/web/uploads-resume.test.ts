@@ -1,5 +1,5 @@
 // Resumable uploads in the web app (issue 25): a file dropped on the library is sent with tus in
-// 8 MiB chunks (the browser's upload throttled so there is time to act): paused (the offset stops),
+// 64 MiB chunks (the browser's upload throttled so there is time to act): paused (the offset stops),
 // resumed, then the page is reloaded mid-upload and the same file dropped again resumes the same
 // upload (no second one is created) and ends as a file with the same bytes.
 import assert from 'node:assert/strict';

@@ -7,7 +7,7 @@ import { isRecord } from '../../lib/guards';
 // kept in localStorage by tus-js-client (keyed by the file's name, type, size and date), so the
 // same file dropped again after a reload resumes where it stopped.
 
-export const CHUNK_BYTES = 8 * 1024 * 1024;
+export const CHUNK_BYTES = 64 * 1024 * 1024;
 export const FOLDER = 'uploads';
 
 export interface TusCallbacks {
