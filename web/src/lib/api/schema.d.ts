@@ -13263,6 +13263,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "expires_in": 3600
+                 *     }
+                 */
                 "application/json": {
                     /** @description Seconds (default 3600) */
                     expires_in?: number;
