@@ -111,6 +111,8 @@ describe('tus uploads (/uploads/tus)', { timeout: 90_000 }, () => {
     const cut = Math.floor(file.length * (0.1 + 0.7 * Math.random()));
     const first = await upload(t, file, {
       token: key,
+      // 1 MiB chunks: progress is reported as each is written, and the one in flight is cut.
+      chunkSize: 1024 * 1024,
       abortAt: cut,
       metadata: { filename: 'resumed.wav', folder: 'tus', ref: 'raw', metadata: '{"camera":"a"}' },
     });
@@ -312,9 +314,6 @@ describe('tus upload expiry and mediad blobs sweep', { timeout: 60_000 }, () => 
           err ? reject(err) : resolve(out),
         ),
       );
-    const dry = await sweep('--dry-run');
-    assert.match(dry, new RegExp(`would delete upload ${id}`));
-    assert.ok((await fs.readdir(dir)).includes(id), 'a dry run deletes nothing');
     const out = await sweep();
     assert.match(out, new RegExp(`deleted upload ${id}`));
     assert.match(out, /uploads: 1 expired/);
