@@ -31,7 +31,11 @@ export async function createUploadToken(
   return { id: row.id, token, expires: row.expires };
 }
 
-/** Who an upload token is: its project (as a signed URL: it allows only the uploads), or null when unknown or expired. */
+/**
+ * Who an upload token is, or null when unknown or expired: a principal of its project with the
+ * files write scope under the token's own id (so rate limits and the request log count it apart
+ * from every other token). Only the /uploads/tus scope takes these tokens (app.ts).
+ */
 export async function authenticateUploadToken(
   deps: Pick<Deps, 'db' | 'clock'>,
   token: string,
@@ -40,7 +44,13 @@ export async function authenticateUploadToken(
   const row = await deps.db
     .selectFrom('upload_tokens')
     .innerJoin('projects', 'projects.id', 'upload_tokens.project_id')
-    .select(['upload_tokens.project_id as projectId', 'projects.org_id as orgId', 'projects.api_version', 'expires'])
+    .select([
+      'upload_tokens.id as tokenId',
+      'upload_tokens.project_id as projectId',
+      'projects.org_id as orgId',
+      'projects.api_version',
+      'expires',
+    ])
     .where('upload_tokens.token_hash', '=', hashToken(token))
     .where('projects.deleted', 'is', null)
     .executeTakeFirst();
@@ -49,6 +59,6 @@ export async function authenticateUploadToken(
     projectId: row.projectId,
     orgId: row.orgId,
     apiVersion: asApiVersion(row.api_version),
-    principal: { type: 'signed_url' },
+    principal: { type: 'key', keyId: row.tokenId, scopes: ['files:write'] },
   };
 }
