@@ -36,7 +36,7 @@ import { registerOpenApi } from './api/docs/openapi.js';
 import { docsRoutes } from './api/docs/routes.js';
 import { webAppRoutes } from './api/web-app.js';
 // Resumable uploads (issue 25).
-import { tusRoutes } from './api/uploads-tus.js';
+import { tusCors, tusOptionsRoutes, tusRoutes } from './api/uploads-tus.js';
 import { uploadTokenRoutes } from './api/upload-tokens.js';
 import { authenticateUploadToken } from './services/media/upload-tokens.js';
 
@@ -152,8 +152,12 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   // Resumable uploads (issue 25): tus bodies are raw bytes (not the API's JSON), and an upload
   // token (mdu_…) is a credential here only.
   await app.register(async (uploads) => {
-    registerAuth(uploads, deps, createRateLimiter(deps), (token) => authenticateUploadToken(deps, token));
-    await uploads.register(tusRoutes, { deps });
+    uploads.addHook('onRequest', tusCors);
+    await uploads.register(tusOptionsRoutes, { deps }); // discovery and CORS preflights: no credential
+    await uploads.register(async (authed) => {
+      registerAuth(authed, deps, createRateLimiter(deps), (token) => authenticateUploadToken(deps, token));
+      await authed.register(tusRoutes, { deps });
+    });
   });
   addMissingMethods();
   return app;

@@ -32,7 +32,7 @@ const SWEEP_MS = 15 * 60 * 1000;
 const noBody = { description: 'No body (tus answers in headers)', type: 'null' };
 const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
 
-function tusHeaders(deps: Deps): Record<string, string> {
+export function tusHeaders(deps: Deps): Record<string, string> {
   return {
     'tus-resumable': TUS_VERSION,
     'tus-version': TUS_VERSION,
@@ -146,10 +146,6 @@ export async function tusRoutes(app: FastifyInstance, { deps }: { deps: Deps }):
   app.addContentTypeParser('*', (_req, _payload, done) => done(null));
   const ctxOf = (req: FastifyRequest): TusContext => ({ auth: req.auth! });
 
-  app.options(TUS_PATH, { schema: { response: { 204: noBody, ...errorResponses } } }, async (_req, reply) =>
-    reply.code(204).headers(tusHeaders(deps)).send(),
-  );
-
   app.post(TUS_PATH, { schema: { response: { 201: noBody, ...errorResponses } } }, async (req, reply) => {
     checkResumable(req);
     const length = req.headers['upload-length'];
@@ -243,4 +239,61 @@ export async function tusRoutes(app: FastifyInstance, { deps }: { deps: Deps }):
       return answer;
     },
   );
+}
+
+// Browsers on other origins (a page holding an upload token): tus over CORS, as tus servers answer
+// it. Answers carry `Access-Control-Allow-Origin: *` without credentials, so a browser never sends
+// the session cookie cross-origin (and a session's write still needs this origin and its CSRF
+// token): only an explicit Bearer token (an upload token or a key) works from another site.
+const CORS_ALLOW_HEADERS = [
+  'Authorization',
+  'Content-Type',
+  'Tus-Resumable',
+  'Upload-Length',
+  'Upload-Defer-Length',
+  'Upload-Metadata',
+  'Upload-Offset',
+  'Upload-Checksum',
+  'X-Requested-With',
+  'X-HTTP-Method-Override',
+  'Accept-Version',
+].join(', ');
+const CORS_EXPOSE_HEADERS = [
+  'Location',
+  'Upload-Offset',
+  'Upload-Length',
+  'Upload-Metadata',
+  'Upload-Expires',
+  'Tus-Resumable',
+  'Tus-Version',
+  'Tus-Extension',
+  'Tus-Max-Size',
+  'Tus-Checksum-Algorithm',
+  FILE_ID_HEADER,
+  'X-Request-Id',
+].join(', ');
+
+/** An onRequest hook of the tus scope, before authentication: every answer (errors too) is readable cross-origin. */
+export async function tusCors(req: FastifyRequest, reply: FastifyReply): Promise<void> {
+  if (req.headers.origin === undefined) return;
+  reply.header('access-control-allow-origin', '*');
+  reply.header('access-control-expose-headers', CORS_EXPOSE_HEADERS);
+}
+
+/** OPTIONS, without a credential: the tus capabilities (discovery) and CORS preflights. */
+export async function tusOptionsRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+  const answer = async (req: FastifyRequest, reply: FastifyReply) => {
+    if (req.headers.origin !== undefined)
+      reply.headers({
+        'access-control-allow-origin': '*',
+        'access-control-allow-methods': 'POST, HEAD, PATCH, DELETE, OPTIONS',
+        'access-control-allow-headers': CORS_ALLOW_HEADERS,
+        'access-control-expose-headers': CORS_EXPOSE_HEADERS,
+        'access-control-max-age': '86400',
+      });
+    return reply.code(204).headers(tusHeaders(deps)).send();
+  };
+  const schema = { response: { 204: noBody, ...errorResponses } };
+  app.options(TUS_PATH, { schema, config: { unversioned: true } }, answer);
+  app.options(`${TUS_PATH}/:id`, { schema: { params: IdParams, ...schema }, config: { unversioned: true } }, answer);
 }

@@ -106,6 +106,29 @@ describe('tus uploads (/uploads/tus)', { timeout: 90_000 }, () => {
     assert.equal(res.headers['tus-max-size'], String(64 * 1024 * 1024));
   });
 
+  it('answers browsers on other origins (CORS, no credentials): preflight without a key, errors and answers readable', async () => {
+    const origin = { origin: 'https://shop.example' };
+    const pre = await t.call('OPTIONS', '/uploads/tus/upl_x', {
+      headers: { ...origin, 'access-control-request-method': 'PATCH' },
+    });
+    assert.equal(pre.status, 204);
+    assert.equal(pre.headers['access-control-allow-origin'], '*');
+    assert.match(pre.headers['access-control-allow-headers']!, /Upload-Offset/);
+    assert.equal(pre.headers['access-control-allow-credentials'], undefined);
+    const refused = await t.call('POST', '/uploads/tus', {
+      headers: { ...origin, 'tus-resumable': '1.0.0', 'upload-length': '10' },
+    });
+    assert.equal(refused.status, 401);
+    assert.equal(refused.headers['access-control-allow-origin'], '*');
+    const token = (await t.call('POST', '/uploads', { key, body: {} })).json.data.token;
+    const created = await t.call('POST', '/uploads/tus', {
+      headers: { ...origin, ...tusHeaders(token, { 'upload-length': '10' }) },
+    });
+    assert.equal(created.status, 201);
+    assert.equal(created.headers['access-control-allow-origin'], '*');
+    assert.match(created.headers['access-control-expose-headers']!, /Location.*Upload-Offset.*Mediad-File-Id/);
+  });
+
   it('a 50 MB upload cut at a random offset resumes from a new client and becomes a probed file with the same bytes', async () => {
     const file = wav(270); // ~52 MB
     const cut = Math.floor(file.length * (0.1 + 0.7 * Math.random()));

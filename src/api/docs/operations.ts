@@ -671,7 +671,16 @@ export const OPERATIONS: Record<string, Operation> = {
     tag: 'Uploads',
     summary: 'tus capabilities',
     description:
-      '204 with `Tus-Version: 1.0.0`, `Tus-Extension: creation,creation-with-upload,creation-defer-length,termination,expiration,checksum`, `Tus-Checksum-Algorithm: sha1,sha256,md5` and `Tus-Max-Size` (MEDIAD_MAX_FILE_BYTES).',
+      '204 with `Tus-Version: 1.0.0`, `Tus-Extension: creation,creation-with-upload,creation-defer-length,termination,expiration,checksum`, `Tus-Checksum-Algorithm: sha1,sha256,md5` and `Tus-Max-Size` (MEDIAD_MAX_FILE_BYTES); with an `Origin`, the CORS preflight answer (any origin, no credentials). No key needed.',
+    public: true,
+  },
+  'OPTIONS /uploads/tus/:id': {
+    id: 'tusOptionsUpload',
+    tag: 'Uploads',
+    summary: 'CORS preflight of an upload',
+    description:
+      'The same answer as `OPTIONS /uploads/tus`, for the preflight a browser on another origin sends before `PATCH`, `HEAD` or `DELETE`. No key needed.',
+    public: true,
   },
   'POST /uploads/tus': {
     id: 'tusCreate',

@@ -1390,7 +1390,7 @@ export interface paths {
         delete?: never;
         /**
          * tus capabilities
-         * @description 204 with `Tus-Version: 1.0.0`, `Tus-Extension: creation,creation-with-upload,creation-defer-length,termination,expiration,checksum`, `Tus-Checksum-Algorithm: sha1,sha256,md5` and `Tus-Max-Size` (MEDIAD_MAX_FILE_BYTES).
+         * @description 204 with `Tus-Version: 1.0.0`, `Tus-Extension: creation,creation-with-upload,creation-defer-length,termination,expiration,checksum`, `Tus-Checksum-Algorithm: sha1,sha256,md5` and `Tus-Max-Size` (MEDIAD_MAX_FILE_BYTES); with an `Origin`, the CORS preflight answer (any origin, no credentials). No key needed.
          */
         options: operations["tusOptions"];
         head?: never;
@@ -1412,7 +1412,11 @@ export interface paths {
          * @description Removes an unfinished upload and its bytes (tus termination). 204.
          */
         delete: operations["tusTerminate"];
-        options?: never;
+        /**
+         * CORS preflight of an upload
+         * @description The same answer as `OPTIONS /uploads/tus`, for the preflight a browser on another origin sends before `PATCH`, `HEAD` or `DELETE`. No key needed.
+         */
+        options: operations["tusOptionsUpload"];
         head?: never;
         /**
          * Send a chunk
@@ -13556,6 +13560,97 @@ export interface operations {
         };
     };
     tusTerminate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to answer in: 2025-01-01, 2025-07-01, 2025-08-20, or latest (2025-08-20). Without it, ACCEPT_VERSION, else the project's default. */
+                "Accept-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20" | "latest";
+                /** @description The same, as the 1.0 SDKs send it with their `version` option; Accept-Version wins when both are sent. */
+                ACCEPT_VERSION?: "2025-01-01" | "2025-07-01" | "2025-08-20" | "latest";
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No body (tus answers in headers) */
+            204: {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request cannot be answered as asked: the error says why (see the error catalogue) */
+            "4XX": {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: null;
+                        error: {
+                            code: string;
+                            message: string;
+                            status: number;
+                            details?: {
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                        links: {
+                            self: string;
+                        };
+                    };
+                };
+            };
+            /** @description The server failed; the request id is logged */
+            "5XX": {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: null;
+                        error: {
+                            code: string;
+                            message: string;
+                            status: number;
+                            details?: {
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                        links: {
+                            self: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    tusOptionsUpload: {
         parameters: {
             query?: never;
             header?: {
