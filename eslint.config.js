@@ -190,6 +190,26 @@ export default tseslint.config(
       'web/src/lib/ may not import a feature, a component or the app shell',
     ),
   ]),
+  // Resumable uploads (issue 25): the tus server library is mounted by src/api/ (uploads-tus.ts and
+  // tus-server.ts) only, its stores live in src/storage/, and only the lock (src/db/advisory-locker.ts)
+  // and those two floors use its types. The core rule, so the floors' own import rules above stay whole.
+  {
+    files: ['src/**/*.ts'],
+    ignores: ['src/api/tus-server.ts', 'src/api/uploads-tus.ts', 'src/storage/**', 'src/db/advisory-locker.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['@tus/*'],
+              message: 'the tus library lives in src/api/tus-server.ts, src/storage/ and src/db/advisory-locker.ts',
+            },
+          ],
+        },
+      ],
+    },
+  },
   {
     files: ['web/public/**/*.js'],
     languageOptions: { globals: { ...globals.browser }, sourceType: 'script' },

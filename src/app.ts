@@ -36,6 +36,10 @@ import { registerOpenApi } from './api/docs/openapi.js';
 import { docsRoutes } from './api/docs/routes.js';
 import { webAppRoutes } from './api/web-app.js';
 import { imageUrlApiRoutes, imageUrlRoutes } from './api/image-urls.js';
+// Resumable uploads (issue 25).
+import { tusCors, tusOptionsRoutes, tusRoutes } from './api/uploads-tus.js';
+import { uploadTokenRoutes } from './api/upload-tokens.js';
+import { authenticateUploadToken } from './services/media/upload-tokens.js';
 
 export interface AppOptions {
   serverFactory?: FastifyServerFactory;
@@ -145,6 +149,18 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     await api.register(operationsRoutes, { deps });
     await api.register(requestsRoutes, { deps });
     await api.register(imageUrlApiRoutes, { deps });
+    // Resumable uploads (issue 25): upload tokens.
+    await api.register(uploadTokenRoutes, { deps });
+  });
+  // Resumable uploads (issue 25): tus bodies are raw bytes (not the API's JSON), and an upload
+  // token (mdu_…) is a credential here only.
+  await app.register(async (uploads) => {
+    uploads.addHook('onRequest', tusCors);
+    await uploads.register(tusOptionsRoutes, { deps }); // discovery and CORS preflights: no credential
+    await uploads.register(async (authed) => {
+      registerAuth(authed, deps, createRateLimiter(deps), (token) => authenticateUploadToken(deps, token));
+      await authed.register(tusRoutes, { deps });
+    });
   });
   addMissingMethods();
   return app;

@@ -21,6 +21,9 @@ import { doctor, formatDoctor } from './doctor.js';
 import { caFileForClients } from './tls/ca-file.js';
 import { configOrExit, explained } from './commands/common.js';
 import { registerClientCommands } from './commands/client.js';
+// Resumable uploads (issue 25).
+import { sweepUploads } from './services/media/uploads.js';
+import { createUploadStoreFor } from './api/tus-server.js';
 import { MEDIAD_VERSION, PACKAGE } from './package-info.js';
 
 // The mediad command. Every subcommand reads the same environment (docs/configuration.md);
@@ -327,7 +330,7 @@ program
   .description('Storage upkeep.')
   .command('sweep')
   .description(
-    'Delete stored blobs that no file references (left by crashes before the blob journal existed). A blob a file references is never deleted.',
+    'Delete stored blobs that no file references (left by crashes before the blob journal existed), and resumable uploads left unfinished past MEDIAD_UPLOAD_EXPIRY_HOURS. A blob a file references is never deleted.',
   )
   .option('--dry-run', 'list what would be deleted, delete nothing')
   .option('--older-than-hours <n>', 'only blobs older than this (a younger one may be a write in progress)', '1')
@@ -346,6 +349,15 @@ program
       for (const key of report.orphans) process.stdout.write(`${opts.dryRun ? 'would delete' : 'deleted'} ${key}\n`);
       process.stdout.write(
         `scanned ${report.scanned} blobs: ${report.orphans.length} unreferenced ${opts.dryRun ? 'to delete (dry run: nothing deleted)' : 'deleted'}, ${report.recent} unreferenced but recent kept\n`,
+      );
+      // Resumable uploads (issue 25): unfinished uploads past MEDIAD_UPLOAD_EXPIRY_HOURS.
+      const uploads = await sweepUploads(runtime.deps, createUploadStoreFor(runtime.deps), {
+        dryRun: opts.dryRun === true,
+      });
+      for (const id of [...uploads.expired, ...uploads.orphans])
+        process.stdout.write(`${opts.dryRun ? 'would delete' : 'deleted'} upload ${id}\n`);
+      process.stdout.write(
+        `uploads: ${uploads.expired.length} expired and ${uploads.orphans.length} without a record ${opts.dryRun ? 'to delete (dry run: nothing deleted)' : 'deleted'}\n`,
       );
     } finally {
       await runtime.close();

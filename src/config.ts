@@ -73,6 +73,8 @@ export interface Config {
      */
     automationChainTasks: number;
   };
+  /** Resumable uploads (tus at /uploads/tus): an unfinished upload is removed this long after its creation. */
+  uploads: { expiryMs: number };
   /** People and their sessions (the web application). */
   accounts: {
     /** A session ends after this long without a request... */
@@ -257,6 +259,9 @@ export function loadConfig(env: Env = process.env): Config {
       pendingTasksPerProject: read.int('MEDIAD_MAX_PENDING_TASKS', 1000, 0, 10_000_000),
       automationChainDepth: read.int('MEDIAD_AUTOMATION_MAX_DEPTH', 3, 1, 20),
       automationChainTasks: read.int('MEDIAD_AUTOMATION_CHAIN_TASKS', 50, 1, 1_000_000),
+    },
+    uploads: {
+      expiryMs: Math.round(read.number('MEDIAD_UPLOAD_EXPIRY_HOURS', 24, 0.0001, 24 * 365) * 3600_000),
     },
     accounts: {
       sessionIdleMs: read.int('MEDIAD_SESSION_IDLE_HOURS', 7 * 24, 1, 24 * 365) * 3600_000,

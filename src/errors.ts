@@ -60,6 +60,13 @@ export const ERROR_CATALOGUE = {
   service_unavailable: 503,
   /** A request line naming an HTTP version other than 1.x on this HTTP/1.1 server. */
   http_version_not_supported: 505,
+  // Resumable uploads (tus 1.0 at /uploads/tus, issue 25).
+  /** A tus request without Tus-Resumable, or naming a version other than 1.0.0 (the answer carries Tus-Version). */
+  precondition_failed: 412,
+  /** A tus upload that was not finished before it expired (MEDIAD_UPLOAD_EXPIRY_HOURS). */
+  upload_expired: 410,
+  /** A tus PATCH whose Upload-Checksum does not match its body: the chunk was not kept. */
+  checksum_mismatch: 460,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;

@@ -42,6 +42,9 @@ export const ID_PREFIXES = {
   session: 'ses_',
   invitation: 'inv_',
   audit: 'aud_',
+  // Resumable uploads (issue 25).
+  upload: 'upl_',
+  upload_token: 'upt_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -36,6 +36,8 @@ import * as m011 from './migrations/011-request-log-segments.js';
 import * as m012 from './migrations/012-data-passes.js';
 import * as m013 from './migrations/013-chain-budgets.js';
 import * as m014 from './migrations/014-image-urls.js';
+// Resumable uploads (issue 25).
+import * as m015 from './migrations/015-uploads.js';
 
 export type Db = Kysely<Database>;
 
@@ -56,6 +58,8 @@ const MIGRATIONS: Record<string, Migration> = {
   '012-data-passes': m012,
   '013-chain-budgets': m013,
   '014-image-urls': m014,
+  // Resumable uploads (issue 25).
+  '015-uploads': m015,
 };
 
 class CodeMigrationProvider implements MigrationProvider {

@@ -375,6 +375,28 @@ export interface WorkersTable {
   heartbeat: string;
 }
 
+// Resumable uploads (issue 25).
+/** A tus upload of a project: the file fields checked at creation (JSON), and its file once complete. */
+export interface UploadsTable {
+  id: string;
+  project_id: string;
+  /** Upload-Length, null while deferred. */
+  length: number | null;
+  input: string;
+  file_id: string | null;
+  created: string;
+  expires: string;
+}
+
+/** A short-lived upload token (mdu_…): its SHA-256 only. */
+export interface UploadTokensTable {
+  id: string;
+  project_id: string;
+  token_hash: string;
+  created: string;
+  expires: string;
+}
+
 export interface Database {
   users: UsersTable;
   memberships: MembershipsTable;
@@ -408,6 +430,9 @@ export interface Database {
   image_url_settings: ImageUrlSettingsTable;
   image_presets: ImagePresetsTable;
   image_derivatives: ImageDerivativesTable;
+  // Resumable uploads (issue 25).
+  uploads: UploadsTable;
+  upload_tokens: UploadTokensTable;
 }
 
 // Image URLs (issue 24): migrations/014-image-urls.ts.

@@ -121,13 +121,19 @@ async function sessionContext(deps: Deps, req: FastifyRequest, s: SessionAuth): 
  * the route's family (services/access.ts) decides what the key's scopes or the user's role allow.
  * `after` (the rate limiter) runs once req.auth is set.
  */
-export function registerAuth(app: FastifyInstance, deps: Deps, after: AfterAuth | null = null): void {
+export function registerAuth(
+  app: FastifyInstance,
+  deps: Deps,
+  after: AfterAuth | null = null,
+  /** Other bearer tokens this scope takes (upload tokens on /uploads/tus), tried before API keys. */
+  otherTokens?: (token: string) => Promise<AuthContext | null>,
+): void {
   app.addHook('onRequest', async (req, reply) => {
     const header = req.headers.authorization;
     let auth: AuthContext | null;
     if (header) {
       const match = /^Bearer ([^\s]+)$/.exec(header);
-      auth = match?.[1] ? await authenticate(deps, match[1]) : null;
+      auth = match?.[1] ? ((await otherTokens?.(match[1])) ?? (await authenticate(deps, match[1]))) : null;
       if (!auth) {
         throw new AppError(
           'unauthorized',

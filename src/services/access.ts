@@ -91,6 +91,8 @@ const FAMILY_OF: [prefix: string, family: Family][] = [
   ['/image-urls', 'files'],
   ['/image-presets', 'project'],
   ['/img/', 'files'],
+  // Resumable uploads (issue 25): tus at /uploads/tus, upload tokens at POST /uploads.
+  ['/uploads', 'files'],
 ];
 // Routes of no family (GET /system) answer every authenticated caller.
 

@@ -58,6 +58,11 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
     'The request line names an HTTP version other than 1.0 or 1.1; this server speaks HTTP/1.1 (over TLS).',
   secret_unavailable:
     'A secret option (an http header value) could not be opened with this process’s key: every mediad process needs the same MEDIAD_SECRET_KEY (a task error).',
+  // Resumable uploads (issue 25).
+  precondition_failed:
+    'A tus request without `Tus-Resumable: 1.0.0` (or naming another version); `Tus-Version` lists ours.',
+  upload_expired: 'The resumable upload expired before its last byte (MEDIAD_UPLOAD_EXPIRY_HOURS); start a new one.',
+  checksum_mismatch: 'The chunk does not match its Upload-Checksum; it was not kept: send it again.',
 };
 
 /** The catalogue as a Markdown table: status, code, meaning. */

@@ -41,6 +41,9 @@ export const TAGS = {
     'On-the-fly images: `/img/…` URLs signed with the project’s image-URL key name a file and options (size, fit, format, dpr, time for a video’s poster frame); each result is made once and cached. See docs/image-urls.md.',
   Operations:
     'Running mediad: the organisation’s queue per task kind (pause and resume a kind) and the workers alive (owners and admins, or full-access keys), and the system’s status (any authenticated caller).',
+  // Resumable uploads (issue 25).
+  Uploads:
+    'Resumable uploads with the tus 1.0 protocol (any tus client: tus-js-client, Uppy, TUSKit…): create, send chunks, resume after a break; the last byte makes the file. `POST /uploads` gives a browser a short-lived upload token.',
 } as const;
 export type Tag = keyof typeof TAGS;
 
@@ -751,5 +754,56 @@ export const OPERATIONS: Record<string, Operation> = {
     summary: 'Sign an image URL',
     description:
       'A signed image URL for a file and options, for clients that do not sign themselves; with `widths`, a `srcset` of one URL per width (the height scaled to keep the ratio).',
+  },
+  // Resumable uploads (issue 25): tus 1.0 (docs/uploads.md).
+  'POST /uploads': {
+    id: 'createUploadToken',
+    tag: 'Uploads',
+    summary: 'Make an upload token',
+    description:
+      'A short-lived token (`mdu_…`, default 1 hour, `expires_in` 60 s to 24 h) that authenticates tus requests to `/uploads/tus` for this project and nothing else, so a browser can upload without an API key. Shown in this answer only.',
+  },
+  'OPTIONS /uploads/tus': {
+    id: 'tusOptions',
+    tag: 'Uploads',
+    summary: 'tus capabilities',
+    description:
+      '204 with `Tus-Version: 1.0.0`, `Tus-Extension: creation,creation-with-upload,creation-defer-length,termination,expiration,checksum`, `Tus-Checksum-Algorithm: sha1,sha256,md5` and `Tus-Max-Size` (MEDIAD_MAX_FILE_BYTES); with an `Origin`, the CORS preflight answer (any origin, no credentials). No key needed.',
+    public: true,
+  },
+  'OPTIONS /uploads/tus/:id': {
+    id: 'tusOptionsUpload',
+    tag: 'Uploads',
+    summary: 'CORS preflight of an upload',
+    description:
+      'The same answer as `OPTIONS /uploads/tus`, for the preflight a browser on another origin sends before `PATCH`, `HEAD` or `DELETE`. No key needed.',
+    public: true,
+  },
+  'POST /uploads/tus': {
+    id: 'tusCreate',
+    tag: 'Uploads',
+    summary: 'Create a resumable upload',
+    description:
+      '`Tus-Resumable: 1.0.0`, `Upload-Length` (or `Upload-Defer-Length: 1`) and `Upload-Metadata` with `filename`, `filetype`, `folder`, `ref`, `media_id`, `metadata` (a JSON object), checked now (400/404/409). 201 with `Location`, the upload URL; with `Content-Type: application/offset+octet-stream` the body is the first chunk. 413 when `Upload-Length` is over MEDIAD_MAX_FILE_BYTES.',
+  },
+  'HEAD /uploads/tus/:id': {
+    id: 'tusHead',
+    tag: 'Uploads',
+    summary: 'Where an upload stands',
+    description:
+      '`Upload-Offset` (bytes received) and `Upload-Length`; once complete, `Mediad-File-Id` names the file it became. 410 `upload_expired` after MEDIAD_UPLOAD_EXPIRY_HOURS unfinished; another project’s upload is a 404.',
+  },
+  'PATCH /uploads/tus/:id': {
+    id: 'tusPatch',
+    tag: 'Uploads',
+    summary: 'Send a chunk',
+    description:
+      '`Content-Type: application/offset+octet-stream` (else 415), `Upload-Offset` equal to the upload’s (else 409), optional `Upload-Checksum: sha1|sha256|md5 <base64>` (460 `checksum_mismatch` keeps nothing). 204 with the new `Upload-Offset`; the last chunk makes the file (probed, limits, media, `file.created`, automations) and the answer carries `Mediad-File-Id`.',
+  },
+  'DELETE /uploads/tus/:id': {
+    id: 'tusTerminate',
+    tag: 'Uploads',
+    summary: 'Abandon an upload',
+    description: 'Removes an unfinished upload and its bytes (tus termination). 204.',
   },
 };

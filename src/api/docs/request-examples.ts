@@ -48,6 +48,8 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
   'POST /media': { title: 'Keynote', alt: 'Ada on stage', metadata: { event: 'conf-2026' } },
   'PATCH /media/{id}': { title: 'Keynote (edited)', metadata: { event: 'conf-2026', published: true } },
   'POST /signatures': { filename: 'clip.mp4', folder: 'uploads', method: 'put', expiry: 4102444800 },
+  // Resumable uploads (issue 25).
+  'POST /uploads': { expires_in: 3600 },
   'POST /tasks/retry': { kind: 'video' },
   'PATCH /project': { require_signed_delivery: true },
   'POST /automations': {

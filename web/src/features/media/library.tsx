@@ -103,7 +103,13 @@ export default function MediaLibraryPage() {
       {canWrite ? (
         <>
           <DropZone onFiles={uploads.start} focus={params.get('upload') === '1'} />
-          <UploadList uploads={uploads.uploads} projectPath={projectPath} onClear={uploads.clear} />
+          <UploadList
+            uploads={uploads.uploads}
+            projectPath={projectPath}
+            onClear={uploads.clear}
+            onPause={uploads.pause}
+            onResume={uploads.resume}
+          />
         </>
       ) : null}
       <Filters params={params} update={update} />

@@ -1,17 +1,20 @@
 import { useEffect, useId, useRef, useState, type DragEvent, type FormEvent } from 'react';
 import { Link } from 'react-router';
 import { api, ApiError, asApiError, ok } from '../../lib/api/client';
+import { tusUpload, type TusUpload } from './tus-upload';
 import { Button } from '../../components/button';
 import { Field } from '../../components/field';
 import { FormDialog } from '../../components/form-dialog';
-import { isRecord } from '../../lib/guards';
 
-// Uploads: each dropped or chosen file gets a signed PUT URL (POST /signatures, method put) and is
-// sent with XMLHttpRequest, whose upload progress drives its own bar; the answer is the new file
-// (and media). Add from URL is POST /files {url}.
+// Uploads: each dropped or chosen file is sent with tus (resumable, tus-upload.ts) to /uploads/tus,
+// three at a time; each has its own progress bar and Pause/Resume buttons, and a file dropped again
+// after a reload or a dropped connection resumes where it stopped. The last answer names the new
+// file, whose media the list links to. Add from URL is POST /files {url}.
 
 type UploadState =
   | { status: 'uploading'; loaded: number; total: number }
+  | { status: 'paused'; loaded: number; total: number }
+  | { status: 'queued' }
   | { status: 'done'; mediaId: string }
   | { status: 'failed'; message: string };
 
@@ -22,52 +25,8 @@ export interface Upload {
   state: UploadState;
 }
 
-const FOLDER = 'uploads';
-
-/** The error of a PUT answer (the envelope's or the bare generation's). */
-function errorOf(status: number, text: string): ApiError {
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    body = null;
-  }
-  const err = isRecord(body) ? (isRecord(body.error) ? body.error : body) : {};
-  return new ApiError({
-    code: typeof err.code === 'string' ? err.code : `http_${status}`,
-    message: typeof err.message === 'string' ? err.message : `The upload failed (${status})`,
-    status,
-  });
-}
-
-function mediaIdOf(text: string): string | null {
-  try {
-    const body: unknown = JSON.parse(text);
-    const file = isRecord(body) && isRecord(body.data) ? body.data : body;
-    return isRecord(file) && typeof file.media_id === 'string' ? file.media_id : null;
-  } catch {
-    return null;
-  }
-}
-
-function put(url: string, file: File, onProgress: (loaded: number, total: number) => void): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const xhr = new XMLHttpRequest();
-    xhr.open('PUT', url);
-    xhr.upload.onprogress = (e) => onProgress(e.loaded, e.lengthComputable ? e.total : file.size);
-    xhr.onload = () => {
-      if (xhr.status === 201) {
-        const id = mediaIdOf(xhr.responseText);
-        if (id) resolve(id);
-        else
-          reject(new ApiError({ code: 'bad_answer', message: 'The server did not name the new media.', status: 201 }));
-      } else reject(errorOf(xhr.status, xhr.responseText));
-    };
-    xhr.onerror = () =>
-      reject(new ApiError({ code: 'network_error', message: 'The upload was cut off (network error).', status: 0 }));
-    xhr.send(file);
-  });
-}
+/** Files sent at once; the others wait their turn. */
+export const PARALLEL_UPLOADS = 3;
 
 /** A name that does not collide with a file already in the folder: "clip.mp4" → "clip-k3x9.mp4". */
 function withSuffix(name: string): string {
@@ -84,51 +43,109 @@ function precheck(file: File): string | null {
   return null;
 }
 
-async function uploadOne(file: File, onProgress: (loaded: number, total: number) => void): Promise<string> {
-  const problem = precheck(file);
-  if (problem) throw new ApiError({ code: 'unsupported_media_type', message: problem, status: 0 });
-  let name = file.name.replace(/[/\\]/g, '_') || 'upload';
-  for (let attempt = 0; ; attempt++) {
-    const sig = ok(await api.POST('/signatures', { body: { filename: name, folder: FOLDER, method: 'put' } })).data;
-    try {
-      return await put(sig.url, file, onProgress);
-    } catch (err) {
-      if (err instanceof ApiError && err.code === 'file_conflict' && attempt < 3) {
-        name = withSuffix(file.name.replace(/[/\\]/g, '_') || 'upload');
-        continue;
-      }
-      throw err;
-    }
-  }
+interface Running {
+  handle: TusUpload;
+  /** Settles when the file is stored (or failed for good). */
+  done: Promise<void>;
 }
 
 export function useUploads(onDone: () => void) {
   const [uploads, setUploads] = useState<Upload[]>([]);
   const seq = useRef(0);
+  const running = useRef(new Map<string, Running>());
+  const waiting = useRef<{ key: string; file: File }[]>([]);
+  const active = useRef(0);
+  const set = (key: string, state: UploadState) =>
+    setUploads((u) => u.map((x) => (x.key === key ? { ...x, state } : x)));
+
+  const launch = (key: string, file: File) => {
+    active.current++;
+    let name = file.name.replace(/[/\\]/g, '_') || 'upload';
+    let renames = 0;
+    let finish: () => void = () => {};
+    const done = new Promise<void>((resolve) => (finish = resolve));
+    const settle = (state: UploadState) => {
+      set(key, state);
+      running.current.delete(key);
+      active.current--;
+      finish();
+      next();
+      onDone();
+    };
+    const begin = () => {
+      const handle = tusUpload(file, name, {
+        onProgress: (loaded, total) => set(key, { status: 'uploading', loaded, total }),
+        onSuccess: (fileId) => {
+          void api.GET('/files/{id}', { params: { path: { id: fileId } } }).then(
+            (res) => settle({ status: 'done', mediaId: ok(res).data.media_id }),
+            (err: unknown) => settle({ status: 'failed', message: asApiError(err).message }),
+          );
+        },
+        onError: (err) => {
+          if (err.code === 'file_conflict' && renames++ < 3) {
+            name = withSuffix(file.name.replace(/[/\\]/g, '_') || 'upload');
+            begin();
+          } else settle({ status: 'failed', message: err.message });
+        },
+      });
+      running.current.set(key, { handle, done });
+      void handle.start();
+    };
+    set(key, { status: 'uploading', loaded: 0, total: file.size });
+    begin();
+  };
+
+  const next = () => {
+    while (active.current < PARALLEL_UPLOADS && waiting.current.length > 0) {
+      const item = waiting.current.shift()!;
+      launch(item.key, item.file);
+    }
+  };
+
   const start = (files: File[]) => {
     const batch = files.map((f) => ({ key: `u${seq.current++}`, file: f }));
+    const refused = new Map(batch.map(({ key, file }) => [key, precheck(file)]));
     setUploads((u) => [
-      ...batch.map(({ key, file }) => ({
-        key,
-        name: file.name,
-        size: file.size,
-        state: { status: 'uploading' as const, loaded: 0, total: file.size },
-      })),
+      ...batch.map(({ key, file }) => {
+        const problem = refused.get(key);
+        return {
+          key,
+          name: file.name,
+          size: file.size,
+          state: problem ? { status: 'failed' as const, message: problem } : { status: 'queued' as const },
+        };
+      }),
       ...u,
     ]);
-    const set = (key: string, state: UploadState) =>
-      setUploads((u) => u.map((x) => (x.key === key ? { ...x, state } : x)));
-    void Promise.all(
-      batch.map(({ key, file }) =>
-        uploadOne(file, (loaded, total) => set(key, { status: 'uploading', loaded, total })).then(
-          (mediaId) => set(key, { status: 'done', mediaId }),
-          (err: unknown) => set(key, { status: 'failed', message: asApiError(err).message }),
-        ),
-      ),
-    ).then(onDone);
+    waiting.current.push(...batch.filter(({ key }) => !refused.get(key)));
+    next();
   };
-  const clear = () => setUploads((u) => u.filter((x) => x.state.status === 'uploading'));
-  return { uploads, start, clear };
+  const pause = (key: string) => {
+    const r = running.current.get(key);
+    if (!r) return;
+    void r.handle.pause();
+    setUploads((u) =>
+      u.map((x) =>
+        x.key === key && x.state.status === 'uploading'
+          ? { ...x, state: { status: 'paused', loaded: x.state.loaded, total: x.state.total } }
+          : x,
+      ),
+    );
+  };
+  const resume = (key: string) => {
+    const r = running.current.get(key);
+    if (!r) return;
+    setUploads((u) =>
+      u.map((x) =>
+        x.key === key && x.state.status === 'paused'
+          ? { ...x, state: { status: 'uploading', loaded: x.state.loaded, total: x.state.total } }
+          : x,
+      ),
+    );
+    void r.handle.start();
+  };
+  const clear = () => setUploads((u) => u.filter((x) => x.state.status !== 'done' && x.state.status !== 'failed'));
+  return { uploads, start, clear, pause, resume };
 }
 
 /** `focus`: bring the zone into view with its "Choose files" button focused (the palette's "Upload media"). */
@@ -189,10 +206,14 @@ export function UploadList({
   uploads,
   projectPath,
   onClear,
+  onPause,
+  onResume,
 }: {
   uploads: Upload[];
   projectPath: string;
   onClear: () => void;
+  onPause: (key: string) => void;
+  onResume: (key: string) => void;
 }) {
   if (uploads.length === 0) return null;
   return (
@@ -201,8 +222,25 @@ export function UploadList({
         {uploads.map((u) => (
           <li key={u.key} className="upload" data-upload={u.name} data-status={u.state.status}>
             <span className="upload-name">{u.name}</span>
-            {u.state.status === 'uploading' ? (
-              <progress max={u.state.total || 1} value={u.state.loaded} aria-label={`Uploading ${u.name}`} />
+            {u.state.status === 'uploading' || u.state.status === 'paused' ? (
+              <>
+                <progress
+                  max={u.state.total || 1}
+                  value={u.state.loaded}
+                  aria-label={`${u.state.status === 'paused' ? 'Paused' : 'Uploading'} ${u.name}`}
+                />
+                {u.state.status === 'uploading' ? (
+                  <Button className="btn-small" onClick={() => onPause(u.key)} aria-label={`Pause ${u.name}`}>
+                    Pause
+                  </Button>
+                ) : (
+                  <Button className="btn-small" onClick={() => onResume(u.key)} aria-label={`Resume ${u.name}`}>
+                    Resume
+                  </Button>
+                )}
+              </>
+            ) : u.state.status === 'queued' ? (
+              <span className="muted">Waiting…</span>
             ) : u.state.status === 'done' ? (
               <Link className="badge badge-ok" to={`${projectPath}/media/${u.state.mediaId}`}>
                 Uploaded — open
@@ -215,7 +253,7 @@ export function UploadList({
           </li>
         ))}
       </ul>
-      {uploads.some((u) => u.state.status !== 'uploading') ? (
+      {uploads.some((u) => u.state.status === 'done' || u.state.status === 'failed') ? (
         <Button className="btn-small" onClick={onClear}>
           Clear finished
         </Button>

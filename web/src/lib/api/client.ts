@@ -143,3 +143,13 @@ export function asApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   return new ApiError({ code: 'client_error', message: err instanceof Error ? err.message : String(err), status: 0 });
 }
+
+// Resumable uploads (issue 25): tus-js-client sends its own requests (XMLHttpRequest), with the
+// same project and CSRF headers as this client's.
+/** The headers that make a request the signed-in user's, on the current project. */
+export function sessionHeaders(): Record<string, string> {
+  const headers: Record<string, string> = { 'Accept-Version': API_VERSION };
+  if (state.project) headers['X-Mediad-Project'] = state.project;
+  if (state.csrf) headers['X-CSRF-Token'] = state.csrf;
+  return headers;
+}

@@ -1513,6 +1513,78 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/uploads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make an upload token
+         * @description A short-lived token (`mdu_…`, default 1 hour, `expires_in` 60 s to 24 h) that authenticates tus requests to `/uploads/tus` for this project and nothing else, so a browser can upload without an API key. Shown in this answer only.
+         */
+        post: operations["createUploadToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/uploads/tus": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a resumable upload
+         * @description `Tus-Resumable: 1.0.0`, `Upload-Length` (or `Upload-Defer-Length: 1`) and `Upload-Metadata` with `filename`, `filetype`, `folder`, `ref`, `media_id`, `metadata` (a JSON object), checked now (400/404/409). 201 with `Location`, the upload URL; with `Content-Type: application/offset+octet-stream` the body is the first chunk. 413 when `Upload-Length` is over MEDIAD_MAX_FILE_BYTES.
+         */
+        post: operations["tusCreate"];
+        delete?: never;
+        /**
+         * tus capabilities
+         * @description 204 with `Tus-Version: 1.0.0`, `Tus-Extension: creation,creation-with-upload,creation-defer-length,termination,expiration,checksum`, `Tus-Checksum-Algorithm: sha1,sha256,md5` and `Tus-Max-Size` (MEDIAD_MAX_FILE_BYTES); with an `Origin`, the CORS preflight answer (any origin, no credentials). No key needed.
+         */
+        options: operations["tusOptions"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/uploads/tus/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Abandon an upload
+         * @description Removes an unfinished upload and its bytes (tus termination). 204.
+         */
+        delete: operations["tusTerminate"];
+        /**
+         * CORS preflight of an upload
+         * @description The same answer as `OPTIONS /uploads/tus`, for the preflight a browser on another origin sends before `PATCH`, `HEAD` or `DELETE`. No key needed.
+         */
+        options: operations["tusOptionsUpload"];
+        head?: never;
+        /**
+         * Send a chunk
+         * @description `Content-Type: application/offset+octet-stream` (else 415), `Upload-Offset` equal to the upload’s (else 409), optional `Upload-Checksum: sha1|sha256|md5 <base64>` (460 `checksum_mismatch` keeps nothing). 204 with the new `Upload-Offset`; the last chunk makes the file (probed, limits, media, `file.created`, automations) and the answer carries `Mediad-File-Id`.
+         */
+        patch: operations["tusPatch"];
+        trace?: never;
+    };
     "/d/{path}": {
         parameters: {
             query?: never;
@@ -14797,6 +14869,587 @@ export interface operations {
                         };
                     };
                 };
+            };
+            /** @description The request cannot be answered as asked: the error says why (see the error catalogue) */
+            "4XX": {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: null;
+                        error: {
+                            code: string;
+                            message: string;
+                            status: number;
+                            details?: {
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                        links: {
+                            self: string;
+                        };
+                    };
+                };
+            };
+            /** @description The server failed; the request id is logged */
+            "5XX": {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: null;
+                        error: {
+                            code: string;
+                            message: string;
+                            status: number;
+                            details?: {
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                        links: {
+                            self: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    createUploadToken: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to answer in: 2025-01-01, 2025-07-01, 2025-08-20, or latest (2025-08-20). Without it, ACCEPT_VERSION, else the project's default. */
+                "Accept-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20" | "latest";
+                /** @description The same, as the 1.0 SDKs send it with their `version` option; Accept-Version wins when both are sent. */
+                ACCEPT_VERSION?: "2025-01-01" | "2025-07-01" | "2025-08-20" | "latest";
+                /** @description Processes the request once: a repeat with the same key and body gets the first answer again (24 hours). */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "expires_in": 3600
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Seconds (default 3600) */
+                    expires_in?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: {
+                            /** @enum {string} */
+                            object: "upload_token";
+                            id: string;
+                            /** @description Send as "Authorization: Bearer <token>" to the tus endpoint; shown once */
+                            token: string;
+                            /** @description The tus endpoint */
+                            upload_url: string;
+                            expires: string;
+                        };
+                        error: null;
+                        links: {
+                            self: string;
+                            parent: string;
+                        };
+                    };
+                };
+            };
+            /** @description The request cannot be answered as asked: the error says why (see the error catalogue) */
+            "4XX": {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: null;
+                        error: {
+                            code: string;
+                            message: string;
+                            status: number;
+                            details?: {
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                        links: {
+                            self: string;
+                        };
+                    };
+                };
+            };
+            /** @description The server failed; the request id is logged */
+            "5XX": {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: null;
+                        error: {
+                            code: string;
+                            message: string;
+                            status: number;
+                            details?: {
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                        links: {
+                            self: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    tusCreate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to answer in: 2025-01-01, 2025-07-01, 2025-08-20, or latest (2025-08-20). Without it, ACCEPT_VERSION, else the project's default. */
+                "Accept-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20" | "latest";
+                /** @description The same, as the 1.0 SDKs send it with their `version` option; Accept-Version wins when both are sent. */
+                ACCEPT_VERSION?: "2025-01-01" | "2025-07-01" | "2025-08-20" | "latest";
+                /** @description Processes the request once: a repeat with the same key and body gets the first answer again (24 hours). */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No body (tus answers in headers) */
+            201: {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request cannot be answered as asked: the error says why (see the error catalogue) */
+            "4XX": {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: null;
+                        error: {
+                            code: string;
+                            message: string;
+                            status: number;
+                            details?: {
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                        links: {
+                            self: string;
+                        };
+                    };
+                };
+            };
+            /** @description The server failed; the request id is logged */
+            "5XX": {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: null;
+                        error: {
+                            code: string;
+                            message: string;
+                            status: number;
+                            details?: {
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                        links: {
+                            self: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    tusOptions: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to answer in: 2025-01-01, 2025-07-01, 2025-08-20, or latest (2025-08-20). Without it, ACCEPT_VERSION, else the project's default. */
+                "Accept-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20" | "latest";
+                /** @description The same, as the 1.0 SDKs send it with their `version` option; Accept-Version wins when both are sent. */
+                ACCEPT_VERSION?: "2025-01-01" | "2025-07-01" | "2025-08-20" | "latest";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No body (tus answers in headers) */
+            204: {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request cannot be answered as asked: the error says why (see the error catalogue) */
+            "4XX": {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: null;
+                        error: {
+                            code: string;
+                            message: string;
+                            status: number;
+                            details?: {
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                        links: {
+                            self: string;
+                        };
+                    };
+                };
+            };
+            /** @description The server failed; the request id is logged */
+            "5XX": {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: null;
+                        error: {
+                            code: string;
+                            message: string;
+                            status: number;
+                            details?: {
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                        links: {
+                            self: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    tusTerminate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to answer in: 2025-01-01, 2025-07-01, 2025-08-20, or latest (2025-08-20). Without it, ACCEPT_VERSION, else the project's default. */
+                "Accept-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20" | "latest";
+                /** @description The same, as the 1.0 SDKs send it with their `version` option; Accept-Version wins when both are sent. */
+                ACCEPT_VERSION?: "2025-01-01" | "2025-07-01" | "2025-08-20" | "latest";
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No body (tus answers in headers) */
+            204: {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request cannot be answered as asked: the error says why (see the error catalogue) */
+            "4XX": {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: null;
+                        error: {
+                            code: string;
+                            message: string;
+                            status: number;
+                            details?: {
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                        links: {
+                            self: string;
+                        };
+                    };
+                };
+            };
+            /** @description The server failed; the request id is logged */
+            "5XX": {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: null;
+                        error: {
+                            code: string;
+                            message: string;
+                            status: number;
+                            details?: {
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                        links: {
+                            self: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    tusOptionsUpload: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to answer in: 2025-01-01, 2025-07-01, 2025-08-20, or latest (2025-08-20). Without it, ACCEPT_VERSION, else the project's default. */
+                "Accept-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20" | "latest";
+                /** @description The same, as the 1.0 SDKs send it with their `version` option; Accept-Version wins when both are sent. */
+                ACCEPT_VERSION?: "2025-01-01" | "2025-07-01" | "2025-08-20" | "latest";
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No body (tus answers in headers) */
+            204: {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request cannot be answered as asked: the error says why (see the error catalogue) */
+            "4XX": {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: null;
+                        error: {
+                            code: string;
+                            message: string;
+                            status: number;
+                            details?: {
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                        links: {
+                            self: string;
+                        };
+                    };
+                };
+            };
+            /** @description The server failed; the request id is logged */
+            "5XX": {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        meta: {
+                            request_id: string;
+                            org_id: string | null;
+                            project_id: string | null;
+                            version: string;
+                            type: string;
+                        };
+                        data: null;
+                        error: {
+                            code: string;
+                            message: string;
+                            status: number;
+                            details?: {
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                        links: {
+                            self: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    tusPatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to answer in: 2025-01-01, 2025-07-01, 2025-08-20, or latest (2025-08-20). Without it, ACCEPT_VERSION, else the project's default. */
+                "Accept-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20" | "latest";
+                /** @description The same, as the 1.0 SDKs send it with their `version` option; Accept-Version wins when both are sent. */
+                ACCEPT_VERSION?: "2025-01-01" | "2025-07-01" | "2025-08-20" | "latest";
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No body (tus answers in headers) */
+            204: {
+                headers: {
+                    /** @description The API version this answer follows. */
+                    "Mediad-Version"?: "2025-01-01" | "2025-07-01" | "2025-08-20";
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description The request cannot be answered as asked: the error says why (see the error catalogue) */
             "4XX": {

@@ -1,0 +1,220 @@
+// Resumable uploads (issue 25): the same file uploaded through tus (/uploads/tus, chunks of 8 MiB,
+// 64 MiB, and the whole file in one PATCH) against the plain single-request PUT upload
+// (PUT /d/<project>/<folder>/<file>) in the same run, on the same server: throughput ratio and
+// the server's peak RSS while it receives. The client streams each chunk from the file (no
+// client-side buffering), so both paths are measured with the same client costs.
+// Run: npm run bench:tus [-- --mb 1024] [--runs 3] [--profile]
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import https from 'node:https';
+import path from 'node:path';
+import { largeWav } from '../test/helpers/fixtures.js';
+import {
+  createKeyCli,
+  fmt,
+  freePort,
+  mb,
+  median,
+  mediadEnv,
+  removeDir,
+  request,
+  rssBytes,
+  sleep,
+  startMediad,
+  summarizeProfile,
+  table,
+  tempDataDir,
+  verdict,
+  writeResults,
+} from './lib.js';
+
+const TARGET_RATIO = 0.85;
+const TARGET_RSS_MB = 128;
+const arg = (name: string, fallback: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : fallback;
+};
+const SIZE_MB = arg('mb', 1024);
+const RUNS = arg('runs', 3);
+const profile = process.argv.includes('--profile');
+
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** One HTTPS request whose body is `file` bytes [start, end) streamed from disk. */
+function send(
+  url: string,
+  agent: https.Agent,
+  method: string,
+  headers: Record<string, string>,
+  body?: { file: string; start: number; end: number },
+): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = https.request(
+      url,
+      {
+        method,
+        agent,
+        headers: { ...headers, 'content-length': String(body ? body.end - body.start : 0) },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
+      },
+    );
+    req.on('error', reject);
+    if (!body) return req.end();
+    createReadStream(body.file, { start: body.start, end: body.end - 1, highWaterMark: 1024 * 1024 })
+      .on('error', reject)
+      .pipe(req);
+  });
+}
+
+/** Samples a process's RSS until stopped; answers the peak in MB. */
+function sampleRss(pid: number) {
+  let peak = 0;
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      peak = Math.max(peak, (await rssBytes(pid)) ?? 0);
+      await sleep(25);
+    }
+  })();
+  return async () => {
+    running = false;
+    await loop;
+    return mb(peak);
+  };
+}
+
+async function main() {
+  const dataDir = await tempDataDir('tus');
+  const children: { stop(): Promise<void> }[] = [];
+  try {
+    const file = await largeWav(SIZE_MB * 1024 * 1024);
+    const size = (await stat(file)).size;
+    const port = await freePort();
+    const env = mediadEnv(dataDir, port, {
+      MEDIAD_MAX_FILE_BYTES: String(8 * 1024 ** 3),
+      MEDIAD_MAX_DURATION_SECONDS: String(7 * 86_400),
+      MEDIAD_SERVE_WORKERS: 'false',
+    });
+    const key = await createKeyCli(env);
+    const profDir = path.join(dataDir, 'prof');
+    const mediad = await startMediad(env, profile ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []);
+    children.push(mediad);
+    const auth = { authorization: `Bearer ${key.key}` };
+    // One kept-alive connection, as tus clients (and browsers) reuse theirs between chunks.
+    const agent = new https.Agent({ ca: mediad.ca, keepAlive: true, maxSockets: 1 });
+    const tus = { ...auth, 'tus-resumable': '1.0.0' };
+    let n = 0;
+
+    const removeFile = async (id: string) => {
+      const del = await request(`${mediad.url}/files/${id}`, { method: 'DELETE', ca: mediad.ca, headers: auth });
+      if (del.status !== 200) throw new Error(`DELETE /files/${id} answered ${del.status}`);
+    };
+    const put = async () => {
+      const t = performance.now();
+      const res = await send(`${mediad.url}/d/${key.project_id}/bench/put-${n++}.wav`, agent, 'PUT', auth, {
+        file,
+        start: 0,
+        end: size,
+      });
+      const seconds = (performance.now() - t) / 1000;
+      if (res.status !== 201) throw new Error(`PUT answered ${res.status}: ${res.body}`);
+      return { seconds, id: (JSON.parse(res.body) as { data: { id: string } }).data.id };
+    };
+    const viaTus = async (chunk: number) => {
+      const t = performance.now();
+      const meta = `filename ${Buffer.from(`tus-${n++}.wav`).toString('base64')},folder ${Buffer.from('bench').toString('base64')}`;
+      const created = await send(`${mediad.url}/uploads/tus`, agent, 'POST', {
+        ...tus,
+        'upload-length': String(size),
+        'upload-metadata': meta,
+      });
+      if (created.status !== 201) throw new Error(`tus POST answered ${created.status}: ${created.body}`);
+      const location = String(created.headers.location);
+      let fileId = '';
+      for (let offset = 0; offset < size; offset += chunk) {
+        const end = Math.min(size, offset + chunk);
+        const res = await send(
+          location,
+          agent,
+          'PATCH',
+          { ...tus, 'content-type': 'application/offset+octet-stream', 'upload-offset': String(offset) },
+          { file, start: offset, end },
+        );
+        if (res.status !== 204) throw new Error(`tus PATCH answered ${res.status}: ${res.body}`);
+        fileId = String(res.headers['mediad-file-id'] ?? '');
+      }
+      if (!fileId) throw new Error('the last PATCH named no file');
+      return { seconds: (performance.now() - t) / 1000, id: fileId };
+    };
+
+    const modes: { name: string; run: () => Promise<{ seconds: number; id: string }> }[] = [
+      { name: 'PUT (one request)', run: put },
+      { name: 'tus, 8 MiB chunks', run: () => viaTus(8 * 1024 * 1024) },
+      { name: 'tus, 64 MiB chunks', run: () => viaTus(64 * 1024 * 1024) },
+      { name: 'tus, one PATCH', run: () => viaTus(size) },
+    ];
+    // Warm-up (JIT, lazy imports, the page cache holding the source file).
+    for (const m of modes) await removeFile((await m.run()).id);
+    await sleep(500);
+    const baseline = mb((await rssBytes(mediad.pid)) ?? 0);
+    const results = new Map<string, { seconds: number[]; rss: number[] }>(
+      modes.map((m) => [m.name, { seconds: [], rss: [] }]),
+    );
+    for (let i = 0; i < RUNS; i++) {
+      // Interleaved, so drift (page cache, disk) falls on every mode alike.
+      for (const m of modes) {
+        const stop = sampleRss(mediad.pid);
+        const r = await m.run();
+        const rss = await stop();
+        results.get(m.name)!.seconds.push(r.seconds);
+        results.get(m.name)!.rss.push(rss);
+        await removeFile(r.id);
+      }
+    }
+    let prof = null;
+    if (profile) {
+      await mediad.stop();
+      prof = await summarizeProfile(profDir);
+    }
+    const putMBps = mb(size) / median(results.get(modes[0]!.name)!.seconds);
+    const rows = modes.map((m) => {
+      const r = results.get(m.name)!;
+      const MBps = mb(size) / median(r.seconds);
+      return { name: m.name, MBps, ratio: MBps / putMBps, rss: Math.max(...r.rss) };
+    });
+    const tusRows = rows.slice(1);
+    const best = Math.max(...tusRows.filter((r) => !r.name.includes('8 MiB')).map((r) => r.ratio));
+    const rssMax = Math.max(...rows.map((r) => r.rss));
+    console.log(`\n${fmt(mb(size), 0)} MB WAV, ${RUNS} runs each (median), mediad serve without workers\n`);
+    console.log(
+      table(
+        ['upload', 'MB/s', 'vs PUT', 'peak RSS MB'],
+        rows.map((r) => [r.name, fmt(r.MBps), `${fmt(r.ratio, 2)}x`, fmt(r.rss, 0)]),
+      ),
+    );
+    console.log(
+      `\ntus (64 MiB chunks or one PATCH) vs PUT: ${fmt(best, 2)}x (target >= ${TARGET_RATIO}) ${verdict(best >= TARGET_RATIO)}`,
+    );
+    const tusRss = Math.max(...tusRows.map((r) => r.rss));
+    console.log(
+      `server RSS: ${fmt(baseline, 0)} MB after warm-up; peak during tus ${fmt(tusRss, 0)} MB (growth ${fmt(tusRss - baseline, 0)} MB), during PUT ${fmt(rows[0]!.rss, 0)} MB (target < ${TARGET_RSS_MB}) ${verdict(tusRss < TARGET_RSS_MB)}`,
+    );
+    if (prof) console.log(JSON.stringify(prof, null, 2));
+    const out = await writeResults('uploads', { size, runs: RUNS, rows, best, baseline, rssMax, prof });
+    console.log(`results: ${out}`);
+  } finally {
+    for (const c of children) await c.stop();
+    await removeDir(dataDir);
+  }
+}
+
+await main();

@@ -1,0 +1,299 @@
+import fs from 'node:fs';
+import { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { Deps } from '../deps.js';
+import { AppError } from '../errors.js';
+import { errorResponses } from '../http/schemas.js';
+import { scratchPath } from '../services/media/file-store.js';
+import { deleteUploadRecord, findUpload, isExpired, sweepUploads } from '../services/media/uploads.js';
+import { CHECKSUM_ALGORITHMS, parseChecksum, spoolVerified } from './tus-checksum.js';
+import { parseUploadMetadata, uploadInput } from './tus-metadata.js';
+import {
+  createTusService,
+  FILE_ID_HEADER,
+  TUS_EXTENSIONS,
+  TUS_PATH,
+  TUS_VERSION,
+  tusError,
+  type TusContext,
+  type TusService,
+} from './tus-server.js';
+
+// Resumable uploads: the tus 1.0 protocol at /uploads/tus (docs/uploads.md), served by @tus/server.
+// This route does what is mediad's before the library sees a request: the caller (API key with
+// files write, session + CSRF, or an upload token), the upload's project (another project's upload
+// is a 404), its expiry (410), the protocol's preconditions (412, 415, 413 at creation), the
+// Upload-Metadata fields, and Upload-Checksum. Bodies are streamed, never buffered.
+
+const OCTET = 'application/offset+octet-stream';
+const SWEEP_MS = 15 * 60 * 1000;
+
+const noBody = { description: 'No body (tus answers in headers)', type: 'null' };
+const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+
+export function tusHeaders(deps: Deps): Record<string, string> {
+  return {
+    'tus-resumable': TUS_VERSION,
+    'tus-version': TUS_VERSION,
+    'tus-extension': TUS_EXTENSIONS.join(','),
+    'tus-max-size': String(deps.config.limits.maxFileBytes),
+    'tus-checksum-algorithm': CHECKSUM_ALGORITHMS.join(','),
+  };
+}
+
+/** Tus-Resumable must name 1.0.0 on every request but OPTIONS. */
+function checkResumable(req: FastifyRequest): void {
+  if (req.headers['tus-resumable'] !== TUS_VERSION)
+    throw new AppError(
+      'precondition_failed',
+      `send Tus-Resumable: ${TUS_VERSION}${req.headers['tus-resumable'] ? ` (version ${String(req.headers['tus-resumable'])} is not supported)` : ''}`,
+      { headers: { 'tus-resumable': TUS_VERSION, 'tus-version': TUS_VERSION } },
+    );
+}
+
+/** Pieces of a body are regrouped to about this size before the library's Web stream sees them. */
+const COALESCE_BYTES = 1024 * 1024;
+
+/**
+ * Regroups a body's pieces (TLS records: 16 KiB) into ~1 MiB buffers. The library reads the body
+ * as a Web stream and turns it back into a Node stream, which costs a few promises per piece: at
+ * 16 KiB pieces that halved the throughput of a PATCH against a plain PUT (docs/benchmarks.md).
+ */
+async function* coalesce(source: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  let parts: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of source) {
+    parts.push(chunk);
+    size += chunk.length;
+    if (size >= COALESCE_BYTES) {
+      yield parts.length === 1 ? parts[0]! : Buffer.concat(parts, size);
+      parts = [];
+      size = 0;
+    }
+  }
+  if (size > 0) yield parts.length === 1 ? parts[0]! : Buffer.concat(parts, size);
+}
+
+/** The Web Request the library reads, with the body streamed from `body` (the request itself unless given). */
+function webRequest(deps: Deps, req: FastifyRequest, body?: Readable): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (typeof value === 'string') headers.set(name, value);
+    else if (Array.isArray(value)) headers.set(name, value.join(', '));
+  }
+  const withBody = req.method === 'PATCH' || req.method === 'POST';
+  return new Request(`${deps.config.publicUrl}${req.url}`, {
+    method: req.method,
+    headers,
+    ...(withBody
+      ? { body: Readable.toWeb(Readable.from(coalesce(body ?? req.raw), { objectMode: false })), duplex: 'half' }
+      : {}),
+  });
+}
+
+async function handle(
+  tus: TusService,
+  deps: Deps,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  ctx: TusContext,
+  body?: Readable,
+) {
+  const request = webRequest(deps, req, body);
+  tus.contexts.set(request, ctx);
+  let res: Response;
+  try {
+    res = await tus.server.handleWeb(request);
+  } finally {
+    if (ctx.finished) await tus.store.remove(ctx.finished);
+  }
+  if (ctx.error) throw ctx.error;
+  const text = await res.text();
+  if (res.status >= 400) throw tusError(res.status, text);
+  reply.code(res.status);
+  res.headers.forEach((value, name) => {
+    if (name !== 'content-length' && !name.startsWith('access-control-')) reply.header(name, value);
+  });
+  if (!req.raw.complete) reply.header('connection', 'close');
+  return reply.send();
+}
+
+/** The upload of the caller's project named in the URL: 404 if none (or another project's), 410 once expired. */
+async function ownUpload(deps: Deps, req: FastifyRequest<{ Params: { id: string } }>) {
+  const row = await findUpload(deps, req.auth!.projectId, req.params.id);
+  const headers = { 'tus-resumable': TUS_VERSION };
+  if (!row) throw new AppError('not_found', `no upload ${req.params.id} in this project`, { headers });
+  if (isExpired(deps, row))
+    throw new AppError('upload_expired', `the upload ${row.id} expired at ${row.expires} before its last byte`, {
+      headers,
+    });
+  return row;
+}
+
+export async function tusRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+  const tus = createTusService(deps);
+  const sweep = () =>
+    sweepUploads(deps, tus.store).catch((err: unknown) => deps.log.warn({ err }, 'upload sweep failed'));
+  const sweeper = setInterval(() => void sweep(), Math.max(60_000, Math.min(SWEEP_MS, deps.config.uploads.expiryMs)));
+  sweeper.unref();
+  app.addHook('onClose', async () => {
+    clearInterval(sweeper);
+    await tus.close();
+  });
+  // Chunks are raw bytes: left unread for the library to stream.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (_req, _payload, done) => done(null));
+  const ctxOf = (req: FastifyRequest): TusContext => ({ auth: req.auth! });
+
+  app.post(TUS_PATH, { schema: { response: { 201: noBody, ...errorResponses } } }, async (req, reply) => {
+    checkResumable(req);
+    const length = req.headers['upload-length'];
+    if (typeof length === 'string' && /^\d+$/.test(length) && Number(length) > deps.config.limits.maxFileBytes)
+      throw new AppError(
+        'payload_too_large',
+        `Upload-Length ${length} is over the ${deps.config.limits.maxFileBytes}-byte limit (MEDIAD_MAX_FILE_BYTES)`,
+        { headers: { 'tus-resumable': TUS_VERSION, 'tus-max-size': String(deps.config.limits.maxFileBytes) } },
+      );
+    const metadata = req.headers['upload-metadata'];
+    const input = uploadInput(parseUploadMetadata(typeof metadata === 'string' ? metadata : undefined));
+    return handle(tus, deps, req, reply, { ...ctxOf(req), input });
+  });
+
+  app.head<{ Params: { id: string } }>(
+    `${TUS_PATH}/:id`,
+    { schema: { params: IdParams, response: { 200: noBody, ...errorResponses } } },
+    async (req, reply) => {
+      checkResumable(req);
+      const row = await ownUpload(deps, req);
+      if (row.file_id !== null)
+        return reply
+          .code(200)
+          .headers({
+            'tus-resumable': TUS_VERSION,
+            'cache-control': 'no-store',
+            'upload-offset': String(row.length ?? 0),
+            'upload-length': String(row.length ?? 0),
+            [FILE_ID_HEADER.toLowerCase()]: row.file_id,
+          })
+          .send();
+      return handle(tus, deps, req, reply, ctxOf(req));
+    },
+  );
+
+  app.patch<{ Params: { id: string } }>(
+    `${TUS_PATH}/:id`,
+    { schema: { params: IdParams, response: { 204: noBody, ...errorResponses } } },
+    async (req, reply) => {
+      try {
+        checkResumable(req);
+        if (req.headers['content-type'] !== OCTET)
+          throw new AppError('unsupported_media_type', `a tus PATCH carries Content-Type: ${OCTET}`, {
+            headers: { 'tus-resumable': TUS_VERSION },
+          });
+        const row = await ownUpload(deps, req);
+        if (row.file_id !== null)
+          throw new AppError('conflict', `the upload is complete: it became the file ${row.file_id}`, {
+            headers: { 'tus-resumable': TUS_VERSION, [FILE_ID_HEADER]: row.file_id },
+          });
+        const checksum = parseChecksum(
+          typeof req.headers['upload-checksum'] === 'string' ? req.headers['upload-checksum'] : undefined,
+        );
+        if (!checksum) return await handle(tus, deps, req, reply, ctxOf(req));
+        const tmp = scratchPath(deps, 'tus-chunk');
+        try {
+          await spoolVerified(req.raw, tmp, checksum);
+          return await handle(
+            tus,
+            deps,
+            req,
+            reply,
+            ctxOf(req),
+            fs.createReadStream(tmp, { highWaterMark: 1024 * 1024 }),
+          );
+        } finally {
+          await fs.promises.rm(tmp, { force: true });
+        }
+      } catch (err) {
+        // Refused before the body was read to its end: the connection cannot carry another request.
+        if (!req.raw.complete) reply.header('connection', 'close');
+        throw err;
+      }
+    },
+  );
+
+  app.delete<{ Params: { id: string } }>(
+    `${TUS_PATH}/:id`,
+    { schema: { params: IdParams, response: { 204: noBody, ...errorResponses } } },
+    async (req, reply) => {
+      checkResumable(req);
+      const row = await ownUpload(deps, req);
+      if (row.file_id !== null)
+        throw new AppError(
+          'conflict',
+          `the upload is complete: it became the file ${row.file_id} (DELETE /files/${row.file_id} removes it)`,
+          { headers: { 'tus-resumable': TUS_VERSION } },
+        );
+      const answer = await handle(tus, deps, req, reply, ctxOf(req));
+      await deleteUploadRecord(deps, row.id);
+      return answer;
+    },
+  );
+}
+
+// Browsers on other origins (a page holding an upload token): tus over CORS, as tus servers answer
+// it. Answers carry `Access-Control-Allow-Origin: *` without credentials, so a browser never sends
+// the session cookie cross-origin (and a session's write still needs this origin and its CSRF
+// token): only an explicit Bearer token (an upload token or a key) works from another site.
+const CORS_ALLOW_HEADERS = [
+  'Authorization',
+  'Content-Type',
+  'Tus-Resumable',
+  'Upload-Length',
+  'Upload-Defer-Length',
+  'Upload-Metadata',
+  'Upload-Offset',
+  'Upload-Checksum',
+  'X-Requested-With',
+  'X-HTTP-Method-Override',
+  'Accept-Version',
+].join(', ');
+const CORS_EXPOSE_HEADERS = [
+  'Location',
+  'Upload-Offset',
+  'Upload-Length',
+  'Upload-Metadata',
+  'Upload-Expires',
+  'Tus-Resumable',
+  'Tus-Version',
+  'Tus-Extension',
+  'Tus-Max-Size',
+  'Tus-Checksum-Algorithm',
+  FILE_ID_HEADER,
+  'X-Request-Id',
+].join(', ');
+
+/** An onRequest hook of the tus scope, before authentication: every answer (errors too) is readable cross-origin. */
+export async function tusCors(req: FastifyRequest, reply: FastifyReply): Promise<void> {
+  if (req.headers.origin === undefined) return;
+  reply.header('access-control-allow-origin', '*');
+  reply.header('access-control-expose-headers', CORS_EXPOSE_HEADERS);
+}
+
+/** OPTIONS, without a credential: the tus capabilities (discovery) and CORS preflights. */
+export async function tusOptionsRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+  const answer = async (req: FastifyRequest, reply: FastifyReply) => {
+    if (req.headers.origin !== undefined)
+      reply.headers({
+        'access-control-allow-origin': '*',
+        'access-control-allow-methods': 'POST, HEAD, PATCH, DELETE, OPTIONS',
+        'access-control-allow-headers': CORS_ALLOW_HEADERS,
+        'access-control-expose-headers': CORS_EXPOSE_HEADERS,
+        'access-control-max-age': '86400',
+      });
+    return reply.code(204).headers(tusHeaders(deps)).send();
+  };
+  const schema = { response: { 204: noBody, ...errorResponses } };
+  app.options(TUS_PATH, { schema, config: { unversioned: true } }, answer);
+  app.options(`${TUS_PATH}/:id`, { schema: { params: IdParams, ...schema }, config: { unversioned: true } }, answer);
+}

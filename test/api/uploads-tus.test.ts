@@ -1,0 +1,473 @@
+// Resumable uploads (issue 25): the tus 1.0 endpoint driven by the real tus-js-client over HTTPS.
+import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { request } from 'undici';
+import * as tus from 'tus-js-client';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+/** A PCM WAV of `seconds` of noise (48 kHz stereo: 192 KB a second), which ffprobe reads as audio. */
+function wav(seconds: number): Buffer {
+  const data = randomBytes(48_000 * 4 * seconds);
+  const h = Buffer.alloc(44);
+  h.write('RIFF', 0);
+  h.writeUInt32LE(36 + data.length, 4);
+  h.write('WAVEfmt ', 8);
+  h.writeUInt32LE(16, 16);
+  h.writeUInt16LE(1, 20);
+  h.writeUInt16LE(2, 22);
+  h.writeUInt32LE(48_000, 24);
+  h.writeUInt32LE(48_000 * 4, 28);
+  h.writeUInt16LE(4, 32);
+  h.writeUInt16LE(16, 34);
+  h.write('data', 36);
+  h.writeUInt32LE(data.length, 40);
+  return Buffer.concat([h, data]);
+}
+
+const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+
+interface Options {
+  token: string;
+  metadata?: Record<string, string>;
+  chunkSize?: number;
+  uploadUrl?: string;
+  deferred?: boolean;
+  withCreation?: boolean;
+  /** Aborts the upload once this many bytes were acknowledged. */
+  abortAt?: number;
+}
+
+let ca: string;
+/** Runs tus-js-client to the end (or to `abortAt`); resolves with the upload URL and the last response. */
+function upload(t: TestServer, file: Buffer, o: Options) {
+  return new Promise<{ url: string; fileId?: string; aborted: boolean }>((resolve, reject) => {
+    let aborted = false;
+    const u: tus.Upload = new tus.Upload(file, {
+      endpoint: `${t.base}/uploads/tus`,
+      ...(o.uploadUrl ? { uploadUrl: o.uploadUrl } : {}),
+      headers: { authorization: `Bearer ${o.token}` },
+      metadata: o.metadata ?? { filename: `clip-${Math.random().toString(36).slice(2)}.wav` },
+      chunkSize: o.chunkSize ?? Infinity,
+      retryDelays: null,
+      uploadLengthDeferred: o.deferred ?? false,
+      uploadDataDuringCreation: o.withCreation ?? false,
+      storeFingerprintForResuming: false,
+      httpStack: new tus.DefaultHttpStack({ ca, servername: 'localhost' }),
+      // The connection is cut mid-request once `abortAt` bytes were sent.
+      onProgress: (sent) => {
+        if (o.abortAt !== undefined && sent >= o.abortAt && !aborted) {
+          aborted = true;
+          void u.abort().then(() => resolve({ url: u.url!, aborted: true }));
+        }
+      },
+      onSuccess: ({ lastResponse }) =>
+        resolve({ url: u.url!, fileId: lastResponse.getHeader('mediad-file-id'), aborted: false }),
+      onError: reject,
+    });
+    u.start();
+  });
+}
+
+const tusHeaders = (key: string, extra: Record<string, string> = {}) => ({
+  authorization: `Bearer ${key}`,
+  'tus-resumable': '1.0.0',
+  ...extra,
+});
+
+describe('tus uploads (/uploads/tus)', { timeout: 90_000 }, () => {
+  let t: TestServer;
+  let key: string;
+  let other: string;
+  before(async () => {
+    t = await startTestServer({ MEDIAD_MAX_FILE_BYTES: String(64 * 1024 * 1024), MEDIAD_SERVE_WORKERS: 'false' });
+    ca = await fs.readFile(t.server.caCertPath!, 'utf8');
+    key = (await t.key('acme', 'uploads')).key;
+    other = (await t.key('other', 'elsewhere')).key;
+  });
+  after(async () => t.stop());
+
+  it('OPTIONS advertises version, extensions, checksum algorithms and the size limit', async () => {
+    const res = await t.call('OPTIONS', '/uploads/tus', { key });
+    assert.equal(res.status, 204);
+    assert.equal(res.headers['tus-version'], '1.0.0');
+    for (const ext of [
+      'creation',
+      'creation-with-upload',
+      'creation-defer-length',
+      'termination',
+      'expiration',
+      'checksum',
+    ])
+      assert.ok(res.headers['tus-extension']!.split(',').includes(ext), ext);
+    assert.equal(res.headers['tus-checksum-algorithm'], 'sha1,sha256,md5');
+    assert.equal(res.headers['tus-max-size'], String(64 * 1024 * 1024));
+  });
+
+  it('answers browsers on other origins (CORS, no credentials): preflight without a key, errors and answers readable', async () => {
+    const origin = { origin: 'https://shop.example' };
+    const pre = await t.call('OPTIONS', '/uploads/tus/upl_x', {
+      headers: { ...origin, 'access-control-request-method': 'PATCH' },
+    });
+    assert.equal(pre.status, 204);
+    assert.equal(pre.headers['access-control-allow-origin'], '*');
+    assert.match(pre.headers['access-control-allow-headers']!, /Upload-Offset/);
+    assert.equal(pre.headers['access-control-allow-credentials'], undefined);
+    const refused = await t.call('POST', '/uploads/tus', {
+      headers: { ...origin, 'tus-resumable': '1.0.0', 'upload-length': '10' },
+    });
+    assert.equal(refused.status, 401);
+    assert.equal(refused.headers['access-control-allow-origin'], '*');
+    const token = (await t.call('POST', '/uploads', { key, body: {} })).json.data.token;
+    const created = await t.call('POST', '/uploads/tus', {
+      headers: { ...origin, ...tusHeaders(token, { 'upload-length': '10' }) },
+    });
+    assert.equal(created.status, 201);
+    assert.equal(created.headers['access-control-allow-origin'], '*');
+    assert.match(created.headers['access-control-expose-headers']!, /Location.*Upload-Offset.*Mediad-File-Id/);
+  });
+
+  it('a 50 MB upload cut at a random offset resumes from a new client and becomes a probed file with the same bytes', async () => {
+    const file = wav(270); // ~52 MB
+    const cut = Math.floor(file.length * (0.1 + 0.7 * Math.random()));
+    const first = await upload(t, file, {
+      token: key,
+      // 1 MiB chunks: progress is reported as each is written, and the one in flight is cut.
+      chunkSize: 1024 * 1024,
+      abortAt: cut,
+      metadata: { filename: 'resumed.wav', folder: 'tus', ref: 'raw', metadata: '{"camera":"a"}' },
+    });
+    assert.equal(first.aborted, true);
+    const head = await t.call('HEAD', new URL(first.url).pathname, { key, headers: { 'tus-resumable': '1.0.0' } });
+    assert.equal(head.status, 200);
+    const offset = Number(head.headers['upload-offset']);
+    assert.ok(
+      offset > 0 && offset < file.length,
+      `the server kept what arrived (${offset} of ${file.length}, cut at ${cut})`,
+    );
+    assert.equal(head.headers['upload-length'], String(file.length));
+    // A new client instance resumes at the server's offset.
+    const second = await upload(t, file, { token: key, uploadUrl: first.url, chunkSize: 8 * 1024 * 1024 });
+    assert.ok(second.fileId?.startsWith('file_'), 'the last PATCH names the file');
+    const got = await t.call('GET', `/files/${second.fileId}`, { key });
+    assert.equal(got.status, 200);
+    const f = got.json.data;
+    assert.equal(f.kind, 'audio');
+    assert.equal(f.filesize, file.length);
+    assert.equal(f.folder, 'tus');
+    assert.equal(f.filename, 'resumed.wav');
+    assert.equal(f.ref, 'raw');
+    assert.deepEqual(f.metadata, { camera: 'a' });
+    assert.ok(f.duration > 100);
+    const blob = await request(f.url, { dispatcher: t.agent, headers: { authorization: `Bearer ${key}` } });
+    assert.equal(blob.statusCode, 200);
+    assert.equal(sha256(Buffer.from(await blob.body.arrayBuffer())), sha256(file));
+    // A later HEAD carries the file id.
+    const done = await t.call('HEAD', new URL(first.url).pathname, { key, headers: { 'tus-resumable': '1.0.0' } });
+    assert.equal(done.headers['mediad-file-id'], f.id);
+    assert.equal(done.headers['upload-offset'], String(file.length));
+    // Another project's key does not find the upload (nor could it write to it).
+    const foreign = await t.call('HEAD', new URL(first.url).pathname, {
+      key: other,
+      headers: { 'tus-resumable': '1.0.0' },
+    });
+    assert.equal(foreign.status, 404);
+  });
+
+  it('creation-with-upload and creation-defer-length both end in a file', async () => {
+    const small = wav(1);
+    const a = await upload(t, small, { token: key, withCreation: true });
+    assert.ok(a.fileId);
+    const b = await upload(t, small, { token: key, deferred: true, chunkSize: 64 * 1024 });
+    assert.ok(b.fileId);
+  });
+
+  it('refuses at creation: Upload-Length over MEDIAD_MAX_FILE_BYTES (413), bad metadata (400), no Tus-Resumable (412)', async () => {
+    const big = await t.call('POST', '/uploads/tus', {
+      key,
+      headers: tusHeaders(key, { 'upload-length': String(65 * 1024 * 1024) }),
+    });
+    assert.equal(big.status, 413);
+    assert.equal(big.json.error.code, 'payload_too_large');
+    const b64 = (s: string) => Buffer.from(s).toString('base64');
+    const cases: [string, string][] = [
+      [`filename ${b64('a.wav')},colour ${b64('red')}`, 'colour'],
+      [`filename @@@`, 'filename'],
+      [`metadata ${b64('[1,2]')}`, 'metadata'],
+      [`ref ${b64('no spaces')}`, 'ref'],
+    ];
+    for (const [header, field] of cases) {
+      const res = await t.call('POST', '/uploads/tus', {
+        key,
+        headers: tusHeaders(key, { 'upload-length': '10', 'upload-metadata': header }),
+      });
+      assert.equal(res.status, 400, header);
+      assert.ok(JSON.stringify(res.json.error).includes(field), `${header}: ${res.text}`);
+    }
+    const media = await t.call('POST', '/uploads/tus', {
+      key,
+      headers: tusHeaders(key, { 'upload-length': '10', 'upload-metadata': `media_id ${b64('med_nope')}` }),
+    });
+    assert.equal(media.status, 404);
+    const pre = await t.call('POST', '/uploads/tus', { key, headers: { 'upload-length': '10' } });
+    assert.equal(pre.status, 412);
+    assert.equal(pre.json.error.code, 'precondition_failed');
+    assert.equal(pre.headers['tus-version'], '1.0.0');
+  });
+
+  it('PATCH: wrong offset 409, wrong Content-Type 415, bad checksum 460 (nothing kept), good checksum accepted', async () => {
+    const created = await t.call('POST', '/uploads/tus', { key, headers: tusHeaders(key, { 'upload-length': '8' }) });
+    assert.equal(created.status, 201);
+    const loc = new URL(created.headers.location!).pathname;
+    const patch = (headers: Record<string, string>, raw: Buffer) => t.call('PATCH', loc, { key, headers, raw });
+    const octet = { 'content-type': 'application/offset+octet-stream' };
+    const wrongOffset = await patch(tusHeaders(key, { ...octet, 'upload-offset': '3' }), Buffer.from('abcd'));
+    assert.equal(wrongOffset.status, 409);
+    const wrongType = await patch(
+      tusHeaders(key, { 'content-type': 'text/plain', 'upload-offset': '0' }),
+      Buffer.from('abcd'),
+    );
+    assert.equal(wrongType.status, 415);
+    const sha1 = (b: Buffer) => createHash('sha1').update(b).digest('base64');
+    const bad = await patch(
+      tusHeaders(key, { ...octet, 'upload-offset': '0', 'upload-checksum': `sha1 ${sha1(Buffer.from('xxxx'))}` }),
+      Buffer.from('abcd'),
+    );
+    assert.equal(bad.status, 460);
+    assert.equal(bad.json.error.code, 'checksum_mismatch');
+    const unsupported = await patch(
+      tusHeaders(key, { ...octet, 'upload-offset': '0', 'upload-checksum': 'crc32 AAAA' }),
+      Buffer.from('abcd'),
+    );
+    assert.equal(unsupported.status, 400);
+    const head = await t.call('HEAD', loc, { key, headers: tusHeaders(key) });
+    assert.equal(head.headers['upload-offset'], '0', 'the bad chunk was not kept');
+    const good = await patch(
+      tusHeaders(key, { ...octet, 'upload-offset': '0', 'upload-checksum': `sha1 ${sha1(Buffer.from('abcd'))}` }),
+      Buffer.from('abcd'),
+    );
+    assert.equal(good.status, 204);
+    assert.equal(good.headers['upload-offset'], '4');
+    // Another project: 404 on PATCH and DELETE too.
+    const foreign = await t.call('PATCH', loc, {
+      key: other,
+      headers: tusHeaders(other, { ...octet, 'upload-offset': '4' }),
+      raw: Buffer.from('efgh'),
+    });
+    assert.equal(foreign.status, 404);
+    // Termination.
+    const del = await t.call('DELETE', loc, { key, headers: tusHeaders(key) });
+    assert.equal(del.status, 204);
+    const gone = await t.call('HEAD', loc, { key, headers: tusHeaders(key) });
+    assert.equal(gone.status, 404);
+  });
+
+  it('bytes that are not media are refused at the last byte (422) and the upload is gone', async () => {
+    const created = await t.call('POST', '/uploads/tus', { key, headers: tusHeaders(key, { 'upload-length': '4' }) });
+    const loc = new URL(created.headers.location!).pathname;
+    const res = await t.call('PATCH', loc, {
+      key,
+      headers: tusHeaders(key, { 'content-type': 'application/offset+octet-stream', 'upload-offset': '0' }),
+      raw: Buffer.from('abcd'),
+    });
+    assert.equal(res.status, 422);
+    assert.equal(res.json.error.code, 'media_unsupported');
+    assert.deepEqual(
+      await fs.readdir(path.join(t.dataDir, 'uploads')).then((n) => n.filter((x) => x.includes(loc.split('/').pop()!))),
+      [],
+    );
+  });
+
+  it('an upload token from POST /uploads uploads without a key, for its project only', async () => {
+    const made = await t.call('POST', '/uploads', { key, body: { expires_in: 600 } });
+    assert.equal(made.status, 201);
+    const token: string = made.json.data.token;
+    assert.match(token, /^mdu_/);
+    assert.equal(made.json.data.upload_url, `${t.base}/uploads/tus`);
+    const done = await upload(t, wav(1), { token });
+    assert.ok(done.fileId);
+    const file = await t.call('GET', `/files/${done.fileId}`, { key });
+    assert.equal(file.status, 200);
+    // The token is no API key.
+    const files = await t.call('GET', '/files', { key: token });
+    assert.equal(files.status, 401);
+    const readOnly = await t.call('POST', '/uploads', { key: other, body: {} });
+    assert.equal(readOnly.status, 201);
+  });
+});
+
+describe('tus upload expiry and mediad blobs sweep', { timeout: 60_000 }, () => {
+  let t: TestServer;
+  let key: string;
+  before(async () => {
+    t = await startTestServer({ MEDIAD_UPLOAD_EXPIRY_HOURS: '0.0003', MEDIAD_SERVE_WORKERS: 'false' }); // ~1 s
+    ca = await fs.readFile(t.server.caCertPath!, 'utf8');
+    key = (await t.key()).key;
+  });
+  after(async () => t.stop());
+
+  it('an expired upload answers 410 and the sweep removes its bytes', async () => {
+    const created = await t.call('POST', '/uploads/tus', {
+      key,
+      headers: tusHeaders(key, { 'upload-length': '100' }),
+    });
+    assert.equal(created.status, 201);
+    assert.ok(created.headers['upload-expires']);
+    const id = new URL(created.headers.location!).pathname.split('/').pop()!;
+    const dir = path.join(t.dataDir, 'uploads');
+    assert.ok((await fs.readdir(dir)).includes(id));
+    await new Promise((r) => setTimeout(r, 1300));
+    const res = await t.call('PATCH', `/uploads/tus/${id}`, {
+      key,
+      headers: tusHeaders(key, { 'content-type': 'application/offset+octet-stream', 'upload-offset': '0' }),
+      raw: Buffer.from('abcd'),
+    });
+    assert.equal(res.status, 410);
+    assert.equal(res.json.error.code, 'upload_expired');
+    // `mediad blobs sweep` (the command, on the server's data dir and database) removes the bytes.
+    const { execFile } = await import('node:child_process');
+    const { MEDIAD } = await import('../helpers/paths.js');
+    const env: Record<string, string> = { ...process.env, MEDIAD_DATA_DIR: t.dataDir, MEDIAD_LOG_LEVEL: 'silent' };
+    if (t.databaseUrl) env.MEDIAD_DATABASE_URL = t.databaseUrl;
+    const sweep = (...args: string[]) =>
+      new Promise<string>((resolve, reject) =>
+        execFile(process.execPath, [...MEDIAD, 'blobs', 'sweep', ...args], { env }, (err, out) =>
+          err ? reject(err) : resolve(out),
+        ),
+      );
+    const out = await sweep();
+    assert.match(out, new RegExp(`deleted upload ${id}`));
+    assert.match(out, /uploads: 1 expired/);
+    assert.deepEqual(
+      (await fs.readdir(dir)).filter((n) => n.startsWith(id)),
+      [],
+    );
+  });
+});
+
+describe('two mediad processes on one PostgreSQL database serve one upload', { timeout: 90_000 }, () => {
+  const pgUrl = process.env.MEDIAD_TEST_DATABASE_URL;
+  it(
+    'alternating PATCHes (advisory locks across processes) end in one file with the same bytes',
+    { skip: pgUrl ? false : 'PostgreSQL only (MEDIAD_TEST_DATABASE_URL)' },
+    async () => {
+      const { testDatabase } = await import('../helpers/server.js');
+      const { spawnServe } = await import('../helpers/serve-process.js');
+      const { migrate, openDatabase } = await import('../../src/db/connect.js');
+      const { createKey } = await import('../../src/services/people/keys.js');
+      const { systemClock } = await import('../../src/deps.js');
+      const os = await import('node:os');
+      const database = (await testDatabase())!;
+      const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'mediad-tus-pg-'));
+      const opened = openDatabase(database);
+      const servers: Awaited<ReturnType<typeof spawnServe>>[] = [];
+      try {
+        await migrate(opened.db);
+        const k = (await createKey({ db: opened.db, clock: systemClock }, 'acme', 'main')).key;
+        const env = { MEDIAD_DATABASE_URL: database.url, MEDIAD_SERVE_WORKERS: 'false' };
+        servers.push(await spawnServe(dataDir, env));
+        servers.push(await spawnServe(dataDir, env));
+        const agent = new (await import('undici')).Agent({
+          connect: { ca: await fs.readFile(path.join(dataDir, 'tls', 'ca.crt'), 'utf8'), servername: 'localhost' },
+        });
+        const file = wav(10);
+        const send = (base: string, method: string, p: string, headers: Record<string, string>, body?: Buffer) =>
+          request(`${base}${p}`, {
+            method: method as 'PATCH',
+            headers: tusHeaders(k, headers),
+            body,
+            dispatcher: agent,
+          });
+        const created = await send(servers[0]!.base, 'POST', '/uploads/tus', {
+          'upload-length': String(file.length),
+          'upload-metadata': `filename ${Buffer.from('two.wav').toString('base64')}`,
+        });
+        await created.body.dump();
+        assert.equal(created.statusCode, 201);
+        const loc = new URL(String(created.headers.location)).pathname;
+        const chunk = 256 * 1024;
+        let fileId: string | undefined;
+        for (let offset = 0, i = 0; offset < file.length; offset += chunk, i++) {
+          const res = await send(
+            servers[i % 2]!.base,
+            'PATCH',
+            loc,
+            { 'content-type': 'application/offset+octet-stream', 'upload-offset': String(offset) },
+            file.subarray(offset, offset + chunk),
+          );
+          const text = await res.body.text();
+          assert.equal(res.statusCode, 204, text);
+          fileId = res.headers['mediad-file-id'] as string | undefined;
+        }
+        assert.ok(fileId);
+        // Concurrent PATCHes of one offset on both processes: the lock lets one write at a time, so
+        // the upload never holds the chunk twice.
+        const racer = await send(servers[1]!.base, 'POST', '/uploads/tus', { 'upload-length': String(2 * chunk) });
+        await racer.body.dump();
+        const rloc = new URL(String(racer.headers.location)).pathname;
+        const both = await Promise.all(
+          servers.map(async (s) => {
+            const r = await send(
+              s.base,
+              'PATCH',
+              rloc,
+              { 'content-type': 'application/offset+octet-stream', 'upload-offset': '0' },
+              file.subarray(0, chunk),
+            );
+            await r.body.dump();
+            return r.statusCode;
+          }),
+        );
+        assert.ok(both.includes(204), String(both));
+        const head = await send(servers[0]!.base, 'HEAD', rloc, {});
+        await head.body.dump();
+        assert.equal(head.headers['upload-offset'], String(chunk));
+        const got = await request(`${servers[1]!.base}/files/${fileId}`, {
+          headers: { authorization: `Bearer ${k}` },
+          dispatcher: agent,
+        });
+        const json = (await got.body.json()) as { data: { url: string; filesize: number } };
+        assert.equal(json.data.filesize, file.length);
+        const blob = await request(json.data.url.replace(/^https:\/\/localhost:\d+/, servers[0]!.base), {
+          headers: { authorization: `Bearer ${k}` },
+          dispatcher: agent,
+        });
+        assert.equal(sha256(Buffer.from(await blob.body.arrayBuffer())), sha256(file));
+        await agent.close();
+      } finally {
+        for (const s of servers) await s.stop();
+        await opened.close();
+        await database.drop();
+        await fs.rm(dataDir, { recursive: true, force: true });
+      }
+    },
+  );
+});
+
+describe('tus uploads with S3 blob storage', { timeout: 60_000 }, () => {
+  it('the partial upload stays under the data dir; the finished file is stored in the bucket', async () => {
+    const { startS3 } = await import('../helpers/s3.js');
+    const s3 = await startS3();
+    const t = await startTestServer(s3.env('tus', { MEDIAD_SERVE_WORKERS: 'false' }));
+    try {
+      ca = await fs.readFile(t.server.caCertPath!, 'utf8');
+      const { key, project_id } = await t.key();
+      const file = wav(10);
+      const done = await upload(t, file, { token: key, chunkSize: 512 * 1024 });
+      assert.ok(done.fileId);
+      assert.deepEqual(await s3.keys(`tus/projects/${project_id}/files/${done.fileId}`), [
+        `tus/projects/${project_id}/files/${done.fileId}`,
+      ]);
+      const f = (await t.call('GET', `/files/${done.fileId}`, { key })).json.data;
+      const blob = await request(f.url, { dispatcher: t.agent });
+      assert.equal(sha256(Buffer.from(await blob.body.arrayBuffer())), sha256(file));
+      // Nothing of the upload is left behind in the data dir.
+      assert.deepEqual(await fs.readdir(path.join(t.dataDir, 'uploads')), []);
+    } finally {
+      await t.stop();
+      await s3.close();
+    }
+  });
+});
