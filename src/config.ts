@@ -108,6 +108,12 @@ export interface Config {
    * MEDIAD_SECRET_KEY_PREVIOUS): 32 bytes each. Empty: the data dir's secret.key (made at first start).
    */
   secretKeys: Buffer[];
+  // --- adaptive streaming (issue 23) ---
+  /**
+   * Access-Control-Allow-Origin of delivered files and packages (MEDIAD_DELIVERY_CORS_ORIGIN); null:
+   * `*` for projects with public delivery, none for projects that require signed URLs.
+   */
+  deliveryCorsOrigin: string | null;
   /** On-the-fly image URLs (/img/…, docs/image-urls.md): the cache of results and the limits on making them. */
   imageUrls: {
     /** Bytes of cached results kept (least recently used go first past it). */
@@ -267,6 +273,8 @@ export function loadConfig(env: Env = process.env): Config {
     },
     ai: parseAi(env, read, problems),
     crashAt: env.MEDIAD_CRASH_AT || null,
+    // adaptive streaming (issue 23)
+    deliveryCorsOrigin: env.MEDIAD_DELIVERY_CORS_ORIGIN?.trim() || null,
     secretKeys: parseSecretKeys(env, problems),
     imageUrls: {
       cacheBytes: read.int('MEDIAD_IMAGE_URL_CACHE_BYTES', 1024 ** 3, 0, Number.MAX_SAFE_INTEGER),

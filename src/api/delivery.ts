@@ -17,6 +17,7 @@ import { checkFilename, normalizeFolder, splitDeliveryPath } from '../services/m
 import { getProjectRow } from '../services/people/projects.js';
 import { verifySignature, type SignedMethod } from '../services/media/signatures.js';
 import type { Recorder } from '../services/operations/recorder.js';
+import { corsHeaders, findPackageEntry, headsPackage, serveEntry, serveMaster, signerFor } from './delivery-package.js';
 
 // File delivery under /d/<project>/<folder>/<filename>: public by default, signed URLs
 // when the project requires them, and signed (or key-authenticated) PUT uploads.
@@ -74,15 +75,23 @@ async function serve(
 ) {
   const target = parseTarget(req);
   const project = await projectFor(deps, target.projectId);
-  if (req.query.signature !== undefined) checkSigned(deps, project.signing_secret, target, req.query, 'get');
+  // adaptive_video: an entry of a package is covered by its master playlist's signature.
+  const entry = await findPackageEntry(deps, project.id, target);
+  const signedFor = entry ? { folder: entry.file.folder, filename: entry.file.filename } : target;
+  if (req.query.signature !== undefined) checkSigned(deps, project.signing_secret, signedFor, req.query, 'get');
   else if (project.require_signed_delivery === 1)
     throw new AppError(
       'forbidden',
       'this project serves files only through signed URLs; create one with POST /signatures',
     );
+  const signedOnly = project.require_signed_delivery === 1;
+  corsHeaders(deps, reply, signedOnly);
+  if (entry)
+    return serveEntry(deps, recorder, req, reply, entry, signedOnly, signerFor(project.signing_secret, req.query));
 
   const file = await findFileByPath(deps, project.id, target.folder, target.filename);
   if (!file) throw new AppError('not_found', 'no file at this address');
+  if (headsPackage(file)) return serveMaster(deps, recorder, req, reply, file, signedOnly);
   const size = Number(file.filesize);
   // A file id never gets other bytes, so the id is a strong validator.
   const etag = `"${file.id}"`;

@@ -18,6 +18,9 @@ const fileFields = {
   folder: Type.String(),
   filename: Type.String(),
   url: Type.String(),
+  dash_url: Type.Optional(
+    Type.String({ description: 'adaptive_video: the DASH manifest of the package whose HLS master playlist is `url`' }),
+  ),
   ref: Type.Optional(Type.String()),
   created: Type.String(),
   updated: Type.String(),

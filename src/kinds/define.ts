@@ -42,6 +42,17 @@ export interface ProducedFile {
   filename?: string;
   /** The file's own metadata (a track's language and the engines that made it). */
   metadata?: Record<string, unknown>;
+  /**
+   * The entries of a package the file heads (adaptive_video: the master playlist's variant
+   * playlists, segments and DASH manifest): files named `entries` in `dir`, stored with it.
+   */
+  package?: FilePackage;
+}
+
+/** A package of files in one local directory, stored beside its head file (see storage/keys.ts). */
+export interface FilePackage {
+  dir: string;
+  entries: { name: string; mime: string }[];
 }
 
 /** What kind of media a file is, as probing tells it (`file.kind` of inputs). */
@@ -176,6 +187,8 @@ interface FileKind<S extends TSchema> extends KindCommon<S> {
   inputKinds?: readonly InputKind[];
   /** Checks that need the input (an audio task on a file without audio); throws a permanent error. */
   check?(options: Static<S>, input: KindInput): void;
+  /** Checks at creation against a file_id's stored facts (a rung above its height): each problem is a 400 detail. */
+  fileProblems?(options: Static<S>, file: { kind: string; width: number | null; height: number | null }): ErrorDetail[];
   run(ctx: KindContext<Static<S>>, input: KindInput): Promise<KindResult>;
 }
 
@@ -207,6 +220,8 @@ export interface Kind {
   /** The media metadata key its result writes, or null. */
   annotates: string | null;
   problems(options: unknown, checks: StepChecks): ErrorDetail[];
+  /** Problems of these options with the given input file's stored facts (none for most kinds). */
+  fileProblems(options: unknown, file: { kind: string; width: number | null; height: number | null }): ErrorDetail[];
   admit(ports: AdmitPorts, projectId: string, options: unknown): Promise<void>;
   /** The engine these options run with here (null: the kind uses no intelligence engine), e.g. for `mediad doctor`. */
   plan(options: unknown, engines: Engines): EnginePlan<EngineName> | null;
@@ -238,6 +253,8 @@ export function defineKind<S extends TSchema>(def: KindDefinition<S>): Kind {
     usesEngines: def.engines !== undefined,
     annotates: def.annotates ?? null,
     problems: (options, checks) => (validate(options) ? (def.problems?.(options, checks) ?? []) : []),
+    fileProblems: (options, file) =>
+      def.needsInputFile && def.fileProblems && validate(options) ? def.fileProblems(options, file) : [],
     admit: async (ports, projectId, options) => {
       if (def.admit) await def.admit(ports, projectId, checked(options));
     },

@@ -18,6 +18,7 @@ import { subtitlesKind } from './subtitles.js';
 import { thumbnailsKind } from './thumbnails.js';
 import { videoKind } from './video.js';
 import { workflowKind } from './workflow.js';
+import { adaptiveVideoKind } from './adaptive-video.js';
 
 // Kind -> its definition. A Record over the API's catalogue (shapes/task-kinds.ts), so a kind
 // listed there without an implementation here does not compile; each entry is checked once at load
@@ -38,6 +39,7 @@ const registry: Record<TaskKind, Kind> = {
   workflow: workflowKind,
   conditions: conditionsKind,
   http: httpKind,
+  adaptive_video: adaptiveVideoKind,
 };
 const KINDS: Kind[] = Object.values(registry);
 for (const k of TASK_KINDS) {

@@ -153,6 +153,10 @@ export {
   type VideoFrameSample,
 } from './model-input.js';
 export { debianPackageVersion, ffmpegHasFilter, runTool, toolVersion, type ToolRun } from './tool-info.js';
+// adaptive streaming (adaptive_video)
+export { ffmpegHasEncoder } from './tool-info.js';
+export * from './adaptive-args.js';
+export * from './hls-playlists.js';
 // On-the-fly image URLs (issue 24).
 export {
   animatedPageAt,

@@ -49,3 +49,16 @@ export async function ffmpegHasFilter(name: string): Promise<boolean> {
     return false;
   }
 }
+
+/** Whether the configured ffmpeg has an encoder (e.g. libx265, libsvtav1). */
+export async function ffmpegHasEncoder(name: string): Promise<boolean> {
+  try {
+    const res = await runProcess(mediaBinaries().ffmpeg, ['-hide_banner', '-encoders'], {
+      timeoutMs: 10_000,
+      maxOutputBytes: 4 * 1024 * 1024,
+    });
+    return new RegExp(`^\\s*\\S+\\s+${name}\\s`, 'm').test(res.stdout.toString('utf8'));
+  } catch {
+    return false;
+  }
+}

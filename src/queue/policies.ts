@@ -32,6 +32,7 @@ export const RETRY_POLICIES: Record<TaskKind, RetryPolicy> = {
   workflow: { maxAttempts: 3, backoffMs: 1_000, timeoutMs: 5 * MINUTE },
   conditions: { maxAttempts: 3, backoffMs: 1_000, timeoutMs: MINUTE },
   http: { maxAttempts: 4, backoffMs: 5_000, timeoutMs: MINUTE },
+  adaptive_video: { maxAttempts: 3, backoffMs: 5_000, timeoutMs: 4 * HOUR },
 };
 
 export function policyOf(kind: string): RetryPolicy {

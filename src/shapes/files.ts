@@ -63,8 +63,12 @@ export function deliveryUrl(publicUrl: string, projectId: string, folder: string
   return `${publicUrl}/d/${projectId}/${encodePath(folder, filename)}`;
 }
 
+/** An adaptive_video package with a DASH manifest beside its HLS playlists (`format` of its file). */
+export const HLS_DASH_FORMAT = 'hls_dash';
+
 /** Fields shared by standalone and embedded files; measures are omitted where they do not apply. */
 function fileCore(publicUrl: string, row: FileRow) {
+  const url = deliveryUrl(publicUrl, row.project_id, row.folder, row.filename);
   return {
     id: row.id,
     object: 'source' as const,
@@ -77,7 +81,9 @@ function fileCore(publicUrl: string, row: FileRow) {
     filesize: Number(row.filesize),
     folder: row.folder,
     filename: row.filename,
-    url: deliveryUrl(publicUrl, row.project_id, row.folder, row.filename),
+    url,
+    // adaptive_video: the DASH manifest of the package the master playlist (url) heads.
+    dash_url: row.format === HLS_DASH_FORMAT ? `${url}.pkg/manifest.mpd` : undefined,
     ref: row.ref ?? undefined,
     created: row.created,
     updated: row.updated,
@@ -114,6 +120,8 @@ export function toMediaObject(publicUrl: string, media: MediaRow, files: FileRow
   const urls: Record<string, string> = {};
   // Files come oldest first, so when two files share a ref the newest one wins.
   for (const f of embedded) if (f.ref) urls[f.ref] = f.url;
+  // An adaptive package's DASH manifest beside its master playlist: urls.hls_dash next to urls.hls.
+  for (const f of embedded) if (f.ref && f.dash_url) urls[`${f.ref}_dash`] = f.dash_url;
   return {
     id: media.id,
     object: 'media' as const,

@@ -15,6 +15,8 @@ export const TASK_KINDS = [
   'workflow',
   'conditions',
   'http',
+  // adaptive streaming
+  'adaptive_video',
 ] as const;
 export type TaskKind = (typeof TASK_KINDS)[number];
 

@@ -52,6 +52,29 @@ function segment(id: string): string {
   return id;
 }
 
+// Packages (adaptive_video): a file whose bytes are a head (the master playlist) and a package of
+// entries (playlists, segments) stored under `<file key>.pkg/<entry>`. The blob journal names the
+// whole package by `<file key>.pkg`, settled and deleted as a prefix (services/media/blob-journal.ts).
+
+const PACKAGE_SUFFIX = '.pkg';
+
+/** The journal key standing for a file's whole package. */
+export function packageKey(fileKey: string): string {
+  return validateKey(`${fileKey}${PACKAGE_SUFFIX}`);
+}
+
+/** Blob of one entry of a file's package (an entry name is one flat segment). */
+export function packageEntryKey(fileKey: string, entry: string): string {
+  if (entry.includes('/')) throw new AppError('bad_request', 'Invalid package entry name');
+  return validateKey(`${fileKey}${PACKAGE_SUFFIX}/${entry}`);
+}
+
+/** For a package key, the file key that owns it; null for any other key. */
+export function packageOwner(key: string): string | null {
+  // File ids hold no dot, so only a package key ends with the suffix.
+  return key.endsWith(PACKAGE_SUFFIX) ? key.slice(0, -PACKAGE_SUFFIX.length) : null;
+}
+
 /** A cached image-URL result (services/media/image-url-cache.ts): outside projects/, which the blob reconciler owns. */
 export function imageCacheBlobKey(projectId: string, derivativeId: string): string {
   return validateKey(`image-cache/${segment(projectId)}/${segment(derivativeId)}`);

@@ -95,6 +95,7 @@ async function stage(
       filename: i === 0 ? (target.filename ?? f.filename) : f.filename,
       ref: f.ref !== undefined ? f.ref : i === 0 ? (target.ref ?? null) : null,
       metadata: f.metadata,
+      package: f.package,
     })),
   );
 }

@@ -32,6 +32,7 @@ const SUMMARY: Record<string, string> = {
   workflow: 'Runs steps (each a task kind with its options, and `next` steps on its output) on the input.',
   conditions: 'Runs `next` steps only when every condition on the media holds.',
   http: 'Calls `url` with the task, media and file as JSON.',
+  adaptive_video: 'An HLS and DASH package (a ladder of renditions over shared CMAF segments) for adaptive streaming.',
 };
 
 /** One example body per kind: each is sent to POST /tasks by test/api/openapi-bodies.test.ts. */
@@ -62,6 +63,7 @@ export const TASK_EXAMPLES: Record<string, Json> = {
     conditions: [{ prop: 'kind', value: 'video' }],
   },
   http: { kind: 'http', url: 'https://hooks.example.com/mediad', method: 'POST' },
+  adaptive_video: { kind: 'adaptive_video', file_id: EXAMPLE_FILE_ID, segment_seconds: 4 },
 };
 
 const schemaName = (kind: string) => `${kind[0]!.toUpperCase()}${kind.slice(1)}TaskBody`;

@@ -6,6 +6,9 @@ import type { Database } from '../../db/schema.js';
 import { crashPoint } from '../../faults.js';
 import { randomBase62 } from '../../ids.js';
 import { isAlive } from '../../process-liveness.js';
+import type { BlobStore } from '../../storage/blob-store.js';
+import { packageKey, packageOwner } from '../../storage/keys.js';
+import { HLS_MIME } from '../../media/hls-playlists.js';
 
 // Blobs and rows live in two stores, so no single transaction covers both. The journal closes
 // the gap: a 'put' entry is committed before a blob is written and removed in the transaction
@@ -39,7 +42,7 @@ export async function settlePut(trx: Db, keys: string[]): Promise<void> {
 
 /** After the rows' transaction failed: the blobs go, then their entries. */
 export async function abandonPut(deps: Pick<Deps, 'db' | 'blobs'>, keys: string[]): Promise<void> {
-  for (const key of keys) await deps.blobs.delete(key).catch(() => undefined);
+  for (const key of keys) await removeBlob(deps.blobs, key).catch(() => undefined);
   await deps.db
     .deleteFrom('blob_journal')
     .where('blob_key', 'in', keys)
@@ -60,7 +63,7 @@ export async function intendDelete(trx: Db, keys: string[], now: string): Promis
 /** After the delete committed: the bytes, then the entries. */
 export async function completeDelete(deps: Pick<Deps, 'db' | 'blobs' | 'config'>, keys: string[]): Promise<void> {
   crashPoint(deps.config, 'blob.delete.committed');
-  for (const key of keys) await deps.blobs.delete(key);
+  for (const key of keys) await removeBlob(deps.blobs, key);
   crashPoint(deps.config, 'blob.delete.removed');
   if (keys.length > 0)
     await deps.db.deleteFrom('blob_journal').where('blob_key', 'in', keys).where('op', '=', 'delete').execute();
@@ -99,10 +102,10 @@ export async function sweepBlobJournal(deps: Pick<Deps, 'db' | 'blobs' | 'clock'
     const referenced = await deps.db
       .selectFrom('files')
       .select('id')
-      .where('blob_key', '=', entry.blob_key)
+      .where('blob_key', '=', packageOwner(entry.blob_key) ?? entry.blob_key)
       .executeTakeFirst();
     if (!referenced) {
-      await deps.blobs.delete(entry.blob_key);
+      await removeBlob(deps.blobs, entry.blob_key);
       deleted++;
     }
     await deps.db
@@ -117,4 +120,17 @@ export async function sweepBlobJournal(deps: Pick<Deps, 'db' | 'blobs' | 'clock'
       'blob journal swept: unreferenced blobs left by a stopped process removed',
     );
   return deleted;
+}
+
+/** Deletes a blob, or for a package key (storage/keys.ts) every entry of the package. */
+async function removeBlob(blobs: BlobStore, key: string): Promise<void> {
+  if (packageOwner(key) === null) return blobs.delete(key);
+  const entries: string[] = [];
+  for await (const entry of blobs.list(`${key}/`)) entries.push(entry);
+  for (const entry of entries) await blobs.delete(entry);
+}
+
+/** The journal keys a file row's bytes take: its blob, and its package when it heads one (an HLS master). */
+export function rowBlobKeys(row: { blob_key: string; type: string }): string[] {
+  return row.type.startsWith(HLS_MIME) ? [row.blob_key, packageKey(row.blob_key)] : [row.blob_key];
 }

@@ -14,7 +14,8 @@ import { newId } from '../../ids.js';
 import { averageColor, probeFile, type ProbeResult } from '../../media/index.js';
 import type { Chain } from '../../shapes/events.js';
 import { toFileObject, toMediaObject, type FileObject } from '../../shapes/files.js';
-import { fileBlobKey } from '../../storage/keys.js';
+import { fileBlobKey, packageEntryKey, packageKey } from '../../storage/keys.js';
+import type { FilePackage } from '../../kinds/define.js';
 import { abandonPut, intendPut, settlePut } from './blob-journal.js';
 import { findMedia } from './media.js';
 import { checkFilename, normalizeFolder } from './paths.js';
@@ -80,13 +81,35 @@ export const pathTaken = (folder: string, filename: string) =>
     `a file already exists at "${folder ? `${folder}/` : ''}${filename}"; choose another filename or folder, or delete that file first`,
   );
 
-/** Puts the blobs, announced first; on failure nothing stays. */
-async function putBlobs(deps: Deps, blobs: { key: string; path: string; mime: string }[]): Promise<number[]> {
-  const keys = blobs.map((b) => b.key);
+/** Package entries stored at once (their fsyncs overlap; a 60 s ladder has a few hundred). */
+const PACKAGE_PUTS = 8;
+
+/**
+ * Puts the blobs, announced first; on failure nothing stays. `keys`: what the journal announces,
+ * when not the blobs' own keys (a package's entries are announced by its package key).
+ */
+async function putBlobs(
+  deps: Deps,
+  blobs: { key: string; path: string; mime: string; entry?: boolean }[],
+  keys = blobs.map((b) => b.key),
+): Promise<number[]> {
   await intendPut(deps, keys);
-  const sizes: number[] = [];
+  const sizes: number[] = new Array<number>(blobs.length).fill(0);
+  const put = async (i: number) => {
+    const b = blobs[i]!;
+    sizes[i] = (await deps.blobs.putFile(b.key, b.path, { contentType: b.mime })).size;
+  };
   try {
-    for (const b of blobs) sizes.push((await deps.blobs.putFile(b.key, b.path, { contentType: b.mime })).size);
+    // A package's entries (many small segments, each fsynced) go PACKAGE_PUTS at a time, then
+    // the files themselves one by one, so a head is stored only after its entries.
+    const entries = blobs.flatMap((b, i) => (b.entry ? [i] : []));
+    for (let at = 0; at < entries.length; at += PACKAGE_PUTS) {
+      // allSettled: nothing may still be writing when a failure abandons what was put.
+      const done = await Promise.allSettled(entries.slice(at, at + PACKAGE_PUTS).map(put));
+      const failed = done.find((d) => d.status === 'rejected');
+      if (failed) throw failed.reason;
+    }
+    for (const [i, b] of blobs.entries()) if (!b.entry) await put(i);
   } catch (err) {
     await abandonPut(deps, keys);
     throw err;
@@ -234,6 +257,8 @@ export interface OutputFile {
   filename?: string;
   ref: string | null;
   metadata?: Record<string, unknown>;
+  /** Entries stored beside the file under its package key; the file's size counts them. */
+  package?: FilePackage;
 }
 
 /** Stages task outputs into an existing media (all blobs first; the rows go in the caller's transaction). */
@@ -245,12 +270,37 @@ export async function stageOutputs(
 ): Promise<Staged<FileObject[]>> {
   const planned = outputs.map((out) => {
     const id = newId('file');
-    return { out, id, key: fileBlobKey(scope.projectId, id), path: out.path, mime: out.facts.mime };
+    const key = fileBlobKey(scope.projectId, id);
+    // A package's entries go first, its head last: a head never points at entries not yet written.
+    const pkg = out.package;
+    const entries = pkg
+      ? pkg.entries.map((e) => ({
+          key: packageEntryKey(key, e.name),
+          path: path.join(pkg.dir, e.name),
+          mime: e.mime,
+          entry: true,
+        }))
+      : [];
+    const journal = out.package ? [key, packageKey(key)] : [key];
+    return { out, id, key, path: out.path, mime: out.facts.mime, entries, journal };
   });
-  const sizes = await putBlobs(deps, planned);
+  const blobs = planned.flatMap((p) => [...p.entries, { key: p.key, path: p.path, mime: p.mime }]);
+  const allSizes = await putBlobs(
+    deps,
+    blobs,
+    planned.flatMap((p) => p.journal),
+  );
+  // Per output: its head's bytes plus its package's.
+  let at = 0;
+  const sizes = planned.map((p) => {
+    const n = p.entries.length + 1;
+    const total = allSizes.slice(at, at + n).reduce((a, b) => a + b, 0);
+    at += n;
+    return total;
+  });
   return staged(
     deps,
-    planned.map((p) => p.key),
+    planned.flatMap((p) => p.journal),
     async (trx) => {
       const now = iso(deps.clock.now());
       if (!(await findMedia(trx, scope.projectId, mediaId))) throw notFoundMedia(mediaId);

@@ -12,7 +12,7 @@ import { recordEvent } from '../../events/record.js';
 import { sourceName } from '../../net/index.js';
 import { JsonText, type RenderedPage } from '../../db/renderers.js';
 import { FILE_COLUMNS, toFileObject, type FileObject } from '../../shapes/files.js';
-import { completeDelete, intendDelete } from './blob-journal.js';
+import { completeDelete, intendDelete, rowBlobKeys } from './blob-journal.js';
 import {
   normalizeTarget,
   notFoundMedia,
@@ -141,9 +141,9 @@ export async function deleteFile(deps: Deps, scope: Scope, id: string): Promise<
     await bumpCounter(trx, scope.projectId, 'files', -1);
     await trx.updateTable('media').set({ updated: now }).where('id', '=', row.media_id).execute();
     await recordEvent(trx, scope.projectId, 'file.deleted', toFileObject(deps.config.publicUrl, row), now);
-    await intendDelete(trx, [row.blob_key], now);
-    return row.blob_key;
+    await intendDelete(trx, rowBlobKeys(row), now);
+    return rowBlobKeys(row);
   });
-  await completeDelete(deps, [blobKey]);
+  await completeDelete(deps, blobKey);
   await dropDerivativesOf(deps, [id]); // image URLs' cached results (issue 24)
 }

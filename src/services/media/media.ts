@@ -17,7 +17,7 @@ import {
   type MediaObject,
   type MediaRow,
 } from '../../shapes/files.js';
-import { completeDelete, intendDelete } from './blob-journal.js';
+import { completeDelete, intendDelete, rowBlobKeys } from './blob-journal.js';
 import { dropOrphanDerivatives } from './image-url-cache.js';
 import { normalizeFolder } from './paths.js';
 
@@ -214,12 +214,8 @@ export async function deleteMedia(deps: Deps, scope: Scope, id: string): Promise
     await trx.deleteFrom('media').where('id', '=', id).execute();
     await bumpCounter(trx, scope.projectId, 'files', -files.length);
     await bumpCounter(trx, scope.projectId, 'media', -1);
-    await intendDelete(
-      trx,
-      files.map((f) => f.blob_key),
-      now,
-    );
-    return files.map((f) => f.blob_key);
+    await intendDelete(trx, files.flatMap(rowBlobKeys), now);
+    return files.flatMap(rowBlobKeys);
   });
   await completeDelete(deps, blobKeys);
   await dropOrphanDerivatives(deps, scope.projectId); // image URLs' cached results (issue 24)

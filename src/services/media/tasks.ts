@@ -8,6 +8,7 @@ import { listPage, mapPage, type Page, type PageRequest } from '../../db/paginat
 import { transact } from '../../db/transact.js';
 import type { AdmitPorts, Kind } from '../../kinds/define.js';
 import { enginesOf } from '../../kinds/engines.js';
+import { HLS_MIME } from '../../media/hls-playlists.js';
 import { engineRefusals, inputKindProblems, kindEntry, stepChecks } from '../../kinds/registry.js';
 import { TASK_KINDS } from '../../shapes/task-kinds.js';
 import { cancel, insertPending, pendingTasks } from '../../queue/task-state.js';
@@ -107,6 +108,20 @@ export async function createTask(
     const wrongKind = inputKindProblems(kind, options, file.kind);
     if (wrongKind.length > 0)
       throw new AppError('validation_failed', wrongKind.map((p) => p.message).join('; '), { details: wrongKind });
+    // An adaptive_video package's master playlist is no input: its bytes are a playlist, not media.
+    if (file.type.startsWith(HLS_MIME))
+      throw new AppError(
+        'validation_failed',
+        'file_id is an adaptive streaming package (an HLS master playlist); use its source video',
+        {
+          details: [{ field: 'file_id', message: 'is an adaptive streaming package' }],
+        },
+      );
+    const misfits = kind.fileProblems(options, file);
+    if (misfits.length > 0)
+      throw new AppError('validation_failed', misfits.map((p) => `${p.field}: ${p.message}`).join('; '), {
+        details: misfits,
+      });
     input = JSON.stringify(fileSummary(toFileObject(deps.config.publicUrl, file)));
   }
   await refuseWithoutEngines(deps, kind, options);

@@ -8,7 +8,7 @@ import { HOUSEKEEPING } from '../../signals.js';
 import { pruneAudit } from '../audit.js';
 import { pruneChains } from '../media/automation-runs.js';
 import { dropProjectDerivatives } from '../media/image-url-cache.js';
-import { completeDelete, intendDelete } from '../media/blob-journal.js';
+import { completeDelete, intendDelete, rowBlobKeys } from '../media/blob-journal.js';
 
 // Deleting an organisation or a project happens in two steps. The request marks it deleted in
 // one transaction (projects.deleted, orgs.deleted; people/project-deletion.ts): from that commit
@@ -62,7 +62,7 @@ export async function purgeProject(deps: Deps, projectId: string): Promise<void>
     const keys = await transact(db, async (trx) => {
       const files = await trx
         .selectFrom('files')
-        .select(['id', 'blob_key'])
+        .select(['id', 'blob_key', 'type'])
         .where('project_id', '=', projectId)
         .limit(FILE_BATCH)
         .execute();
@@ -75,12 +75,8 @@ export async function purgeProject(deps: Deps, projectId: string): Promise<void>
           files.map((f) => f.id),
         )
         .execute();
-      await intendDelete(
-        trx,
-        files.map((f) => f.blob_key),
-        iso(deps.clock.now()),
-      );
-      return files.map((f) => f.blob_key);
+      await intendDelete(trx, files.flatMap(rowBlobKeys), iso(deps.clock.now()));
+      return files.flatMap(rowBlobKeys);
     });
     if (keys.length === 0) break;
     await completeDelete(deps, keys);

@@ -1,6 +1,6 @@
 import { useRef, useState, type MouseEvent } from 'react';
 import { Link } from 'react-router';
-import { fetchText, formatDuration, originalOf, storyboardOf, thumbnailOf } from './files';
+import { adaptiveOf, fetchText, formatDuration, originalOf, storyboardOf, thumbnailOf } from './files';
 import { useImageUrl } from './image-urls';
 import type { Media } from '../../lib/api/objects';
 import { storyboardTiles, tileAt, type StoryboardTile } from './vtt';
@@ -126,6 +126,7 @@ export function MediaCard({ media, to }: { media: Media; to: string }) {
       <span className="media-card-meta muted small">
         {media.kind ?? 'empty'}
         {media.width && media.height ? ` · ${media.width}×${media.height}` : ''}
+        {adaptiveOf(media) ? ' · streams (HLS)' : ''}
       </span>
     </li>
   );

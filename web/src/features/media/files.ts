@@ -29,10 +29,18 @@ export function originalOf(media: Media): MediaFile | undefined {
   return media.files.find((f) => f.ref === 'original') ?? media.files[0];
 }
 
+export const HLS_TYPE = 'application/vnd.apple.mpegurl';
+
+/** The media's adaptive streaming package (its newest ready HLS master playlist), if it has one. */
+export function adaptiveOf(media: Media): MediaFile | undefined {
+  return media.files.filter((f) => f.status === 'ready' && f.type.startsWith(HLS_TYPE)).at(-1);
+}
+
 /** Video or audio sources for the player, the original first (the browser plays the first it can). */
 export function playableSources(media: Media): MediaFile[] {
   const kind = media.kind === 'audio' ? 'audio' : 'video';
-  const files = media.files.filter((f) => f.kind === kind && f.status === 'ready');
+  // An adaptive_video master playlist (kind video) is no <source>: the player streams it (adaptive.tsx).
+  const files = media.files.filter((f) => f.kind === kind && f.status === 'ready' && !f.type.startsWith(HLS_TYPE));
   return files.sort((a, b) => (a.ref === 'original' ? -1 : b.ref === 'original' ? 1 : 0));
 }
 

@@ -13,7 +13,8 @@ import {
   MediaVolumeRange,
 } from 'media-chrome/react';
 import { useEffect, useRef, useState, type RefObject } from 'react';
-import { fetchText, originalOf, playableSources } from './files';
+import { adaptiveOf, fetchText, originalOf, playableSources } from './files';
+import { QualityMenu, useAdaptive } from './adaptive';
 import { useImageUrl } from './image-urls';
 import type { Media, MediaFile } from '../../lib/api/objects';
 import { isRecord } from '../../lib/guards';
@@ -93,6 +94,9 @@ export function Player({
   mediaRef: RefObject<HTMLVideoElement | HTMLAudioElement | null>;
 }) {
   const sources = playableSources(media);
+  // An adaptive_video package plays instead of the files (hls.js, or the browser's own HLS).
+  const adaptive = media.kind === 'audio' ? undefined : adaptiveOf(media);
+  const playback = useAdaptive(adaptive, mediaRef);
   // The poster: the video's frame through an image URL at the player's size.
   const original = originalOf(media);
   const poster = useImageUrl(original?.kind === 'video' && original.width ? original.id : undefined, 960, 540, {
@@ -136,7 +140,7 @@ export function Player({
       d.setAttribute('tabindex', '-1');
     });
   });
-  if (sources.length === 0) return <p className="muted">This media has no playable file yet.</p>;
+  if (sources.length === 0 && !adaptive) return <p className="muted">This media has no playable file yet.</p>;
   const audio = media.kind === 'audio';
   return (
     <div className="player" ref={wrap}>
@@ -156,10 +160,9 @@ export function Player({
             playsInline
             crossOrigin="anonymous"
             aria-label={media.title ?? 'Video'}
+            data-adaptive={adaptive ? 'hls' : undefined}
           >
-            {sources.map((s) => (
-              <source key={s.id} src={s.url} type={baseType(s.type)} />
-            ))}
+            {adaptive ? null : sources.map((s) => <source key={s.id} src={s.url} type={baseType(s.type)} />)}
             {tracks}
           </video>
         )}
@@ -176,6 +179,7 @@ export function Player({
           {!audio ? <MediaFullscreenButton /> : null}
         </MediaControlBar>
       </MediaController>
+      {playback ? <QualityMenu playback={playback} /> : null}
     </div>
   );
 }

@@ -29,6 +29,7 @@ const TASK_KINDS = [
   'workflow',
   'conditions',
   'http',
+  'adaptive_video',
 ] as const satisfies readonly TaskKind[];
 const NOT_FROM_A_FILE = new Set(['ingest', 'workflow', 'conditions', 'http']);
 
@@ -62,6 +63,8 @@ export function RunTask({ media, onStarted }: { media: Media; onStarted: (task: 
   const inputs = media.files.filter(
     (f) =>
       f.status === 'ready' &&
+      // an adaptive streaming package (HLS master playlist) is no input
+      !f.type.startsWith('application/vnd.apple.mpegurl') &&
       (chosen?.input_kinds
         ? chosen.input_kinds.some((k) => k === f.kind)
         : ['video', 'image', 'audio'].includes(f.kind)),

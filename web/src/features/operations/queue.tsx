@@ -41,6 +41,7 @@ const PAUSABLE: Record<PausableKind, true> = {
   workflow: true,
   conditions: true,
   http: true,
+  adaptive_video: true,
 };
 const isPausable = (k: string): k is PausableKind => Object.hasOwn(PAUSABLE, k);
 

@@ -38,6 +38,7 @@ export const KIND_LABELS: Record<Kind, string> = {
   prompt: 'prompt',
   workflow: 'workflow',
   conditions: 'conditions',
+  adaptive_video: 'adaptive video',
   http: 'http',
 };
 

@@ -2023,6 +2023,45 @@ export interface components {
             /** Format: uri */
             webhook_url?: string;
         };
+        /**
+         * adaptive_video
+         * @description An HLS and DASH package (a ladder of renditions over shared CMAF segments) for adaptive streaming. Its input is `file_id` (a file of this project) or `url` (fetched into a new media first): exactly one.
+         * @example {
+         *       "kind": "adaptive_video",
+         *       "file_id": "file_…",
+         *       "segment_seconds": 4
+         *     }
+         */
+        Adaptive_videoTaskBody: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "adaptive_video";
+            file_id?: string;
+            /** Format: uri */
+            url?: string;
+            ladder?: {
+                /** @description Rung height in pixels (width follows the source’s aspect ratio) */
+                height: number;
+                /** @description Video bitrate in bits per second */
+                bitrate?: number;
+            }[];
+            /**
+             * @default h264
+             * @enum {unknown}
+             */
+            codec: "h264" | "h265" | "av1";
+            /** @default 4 */
+            segment_seconds: number;
+            /** @default true */
+            dash: boolean;
+            filename?: string;
+            folder?: string;
+            ref?: string;
+            /** Format: uri */
+            webhook_url?: string;
+        };
     };
     responses: never;
     parameters: never;
@@ -5949,6 +5988,8 @@ export interface operations {
                             folder: string;
                             filename: string;
                             url: string;
+                            /** @description adaptive_video: the DASH manifest of the package whose HLS master playlist is `url` */
+                            dash_url?: string;
                             ref?: string;
                             created: string;
                             updated: string;
@@ -6104,6 +6145,8 @@ export interface operations {
                             folder: string;
                             filename: string;
                             url: string;
+                            /** @description adaptive_video: the DASH manifest of the package whose HLS master playlist is `url` */
+                            dash_url?: string;
                             ref?: string;
                             created: string;
                             updated: string;
@@ -6233,6 +6276,8 @@ export interface operations {
                             folder: string;
                             filename: string;
                             url: string;
+                            /** @description adaptive_video: the DASH manifest of the package whose HLS master playlist is `url` */
+                            dash_url?: string;
                             ref?: string;
                             created: string;
                             updated: string;
@@ -6494,6 +6539,8 @@ export interface operations {
                             folder: string;
                             filename: string;
                             url: string;
+                            /** @description adaptive_video: the DASH manifest of the package whose HLS master playlist is `url` */
+                            dash_url?: string;
                             ref?: string;
                             created: string;
                             updated: string;
@@ -6646,6 +6693,8 @@ export interface operations {
                                 folder: string;
                                 filename: string;
                                 url: string;
+                                /** @description adaptive_video: the DASH manifest of the package whose HLS master playlist is `url` */
+                                dash_url?: string;
                                 ref?: string;
                                 created: string;
                                 updated: string;
@@ -6813,6 +6862,8 @@ export interface operations {
                                 folder: string;
                                 filename: string;
                                 url: string;
+                                /** @description adaptive_video: the DASH manifest of the package whose HLS master playlist is `url` */
+                                dash_url?: string;
                                 ref?: string;
                                 created: string;
                                 updated: string;
@@ -6958,6 +7009,8 @@ export interface operations {
                                 folder: string;
                                 filename: string;
                                 url: string;
+                                /** @description adaptive_video: the DASH manifest of the package whose HLS master playlist is `url` */
+                                dash_url?: string;
                                 ref?: string;
                                 created: string;
                                 updated: string;
@@ -7234,6 +7287,8 @@ export interface operations {
                                 folder: string;
                                 filename: string;
                                 url: string;
+                                /** @description adaptive_video: the DASH manifest of the package whose HLS master playlist is `url` */
+                                dash_url?: string;
                                 ref?: string;
                                 created: string;
                                 updated: string;
@@ -7463,7 +7518,7 @@ export interface operations {
                 page?: number;
                 limit?: number;
                 status?: "pending" | "processing" | "waiting" | "completed" | "failed" | "cancelled";
-                kind?: "ingest" | "video" | "image" | "audio" | "chapters" | "subtitles" | "thumbnails" | "nsfw" | "speech" | "description" | "outline" | "prompt" | "workflow" | "conditions" | "http";
+                kind?: "ingest" | "video" | "image" | "audio" | "chapters" | "subtitles" | "thumbnails" | "nsfw" | "speech" | "description" | "outline" | "prompt" | "workflow" | "conditions" | "http" | "adaptive_video";
                 media_id?: string;
                 automation_id?: string;
             };
@@ -7631,7 +7686,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["IngestTaskBody"] | components["schemas"]["VideoTaskBody"] | components["schemas"]["ImageTaskBody"] | components["schemas"]["AudioTaskBody"] | components["schemas"]["ChaptersTaskBody"] | components["schemas"]["SubtitlesTaskBody"] | components["schemas"]["ThumbnailsTaskBody"] | components["schemas"]["NsfwTaskBody"] | components["schemas"]["SpeechTaskBody"] | components["schemas"]["DescriptionTaskBody"] | components["schemas"]["OutlineTaskBody"] | components["schemas"]["PromptTaskBody"] | components["schemas"]["WorkflowTaskBody"] | components["schemas"]["ConditionsTaskBody"] | components["schemas"]["HttpTaskBody"];
+                "application/json": components["schemas"]["IngestTaskBody"] | components["schemas"]["VideoTaskBody"] | components["schemas"]["ImageTaskBody"] | components["schemas"]["AudioTaskBody"] | components["schemas"]["ChaptersTaskBody"] | components["schemas"]["SubtitlesTaskBody"] | components["schemas"]["ThumbnailsTaskBody"] | components["schemas"]["NsfwTaskBody"] | components["schemas"]["SpeechTaskBody"] | components["schemas"]["DescriptionTaskBody"] | components["schemas"]["OutlineTaskBody"] | components["schemas"]["PromptTaskBody"] | components["schemas"]["WorkflowTaskBody"] | components["schemas"]["ConditionsTaskBody"] | components["schemas"]["HttpTaskBody"] | components["schemas"]["Adaptive_videoTaskBody"];
             };
         };
         responses: {
@@ -8353,7 +8408,7 @@ export interface operations {
                     /** @enum {string} */
                     status?: "failed";
                     /** @enum {unknown} */
-                    kind?: "ingest" | "video" | "image" | "audio" | "chapters" | "subtitles" | "thumbnails" | "nsfw" | "speech" | "description" | "outline" | "prompt" | "workflow" | "conditions" | "http";
+                    kind?: "ingest" | "video" | "image" | "audio" | "chapters" | "subtitles" | "thumbnails" | "nsfw" | "speech" | "description" | "outline" | "prompt" | "workflow" | "conditions" | "http" | "adaptive_video";
                     media_id?: string;
                     automation_id?: string;
                 };
@@ -12436,7 +12491,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
-                kind: "ingest" | "video" | "image" | "audio" | "chapters" | "subtitles" | "thumbnails" | "nsfw" | "speech" | "description" | "outline" | "prompt" | "workflow" | "conditions" | "http";
+                kind: "ingest" | "video" | "image" | "audio" | "chapters" | "subtitles" | "thumbnails" | "nsfw" | "speech" | "description" | "outline" | "prompt" | "workflow" | "conditions" | "http" | "adaptive_video";
             };
             cookie?: never;
         };
@@ -12555,7 +12610,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
-                kind: "ingest" | "video" | "image" | "audio" | "chapters" | "subtitles" | "thumbnails" | "nsfw" | "speech" | "description" | "outline" | "prompt" | "workflow" | "conditions" | "http";
+                kind: "ingest" | "video" | "image" | "audio" | "chapters" | "subtitles" | "thumbnails" | "nsfw" | "speech" | "description" | "outline" | "prompt" | "workflow" | "conditions" | "http" | "adaptive_video";
             };
             cookie?: never;
         };
@@ -14960,6 +15015,8 @@ export interface operations {
                             folder: string;
                             filename: string;
                             url: string;
+                            /** @description adaptive_video: the DASH manifest of the package whose HLS master playlist is `url` */
+                            dash_url?: string;
                             ref?: string;
                             created: string;
                             updated: string;
