@@ -398,11 +398,31 @@ describe('image URL cache', () => {
     const settle = async () => {
       await new Promise((r) => setTimeout(r, 150));
     };
-    for (let w = 300; w <= 600; w += 60) {
-      assert.equal((await get(imgUrl(p, `width:${w},format:jpeg,quality:90`, file))).status, 200);
+    const made = (w: number) => imgUrl(p, `width:${w},format:jpeg,quality:90`, file);
+    const m0 = await results();
+    const first = await get(made(300));
+    assert.equal(first.status, 200);
+    await settle();
+    for (let w = 360; w <= 600; w += 60) {
+      // Every result was served two minutes ago; then the first one is served again (a hit marks it).
+      await db
+        .updateTable('image_derivatives')
+        .set({ last_used: new Date(Date.now() - 120_000).toISOString() })
+        .execute();
+      assert.equal((await get(made(300))).status, 200);
+      await settle();
+      assert.equal((await get(made(w))).status, 200);
       await settle();
     }
     const rows = await db.selectFrom('image_derivatives').select(['id', 'size', 'blob_key', 'project_id']).execute();
+    const firstId = first.headers.etag!.replaceAll('"', '');
+    // Six results made, each once: the first was never evicted (else serving it again made it again).
+    assert.equal(delta(m0, await results(), 'miss'), 6);
+    console.log(`  cached: ${rows.map((r) => r.size).join(', ')} bytes`);
+    assert.ok(
+      rows.some((r) => r.id === firstId),
+      'the result served most recently stays, though it was made first',
+    );
     const total = rows.reduce((s, r) => s + Number(r.size), 0);
     assert.ok(total <= 60_000, `within the budget: ${total}`);
     const mine = rows.filter((r) => r.project_id === p.id);

@@ -5,7 +5,14 @@ import type { ImageDerivativesTable, ImageUrlSettingsTable } from '../../db/sche
 import type { ImageFormat, ImageUrlRender, ImageUrlResult } from '../../media/index.js';
 import { imageUrlSettings, signImagePath, verifyingKeys } from './image-url-keys.js';
 import { formatImageUrlOptions, parseImageUrlOptions, withPreset, type ImageUrlOptions } from './image-url-options.js';
-import { findDerivative, MissLimiter, Semaphore, SingleFlight, storeDerivative } from './image-url-cache.js';
+import {
+  findDerivative,
+  MissLimiter,
+  Semaphore,
+  SingleFlight,
+  storeDerivative,
+  touchDerivative,
+} from './image-url-cache.js';
 import { computeImage, type SourceFile } from './image-url-compute.js';
 import { getPresetOptions } from './image-presets.js';
 
@@ -180,14 +187,16 @@ export class ImageUrlService {
     )
       return { kind: 'not_modified', image };
     const row = await findDerivative(this.deps, id);
-    if (row) return { kind: 'cached', image, row };
+    if (row) {
+      touchDerivative(this.deps, row);
+      return { kind: 'cached', image, row };
+    }
     const sent = this.storing.get(id);
     if (sent) return { kind: 'computed', image, result: sent, shared: true };
-    const retry = this.misses.take(
-      target.projectId,
-      this.deps.config.imageUrls.missesPerMinute,
-      this.deps.clock.now().getTime(),
-    );
+    // A request that joins a computation already running costs nothing more: not counted.
+    const retry = this.flights.has(id)
+      ? null
+      : this.misses.take(target.projectId, this.deps.config.imageUrls.missesPerMinute, this.deps.clock.now().getTime());
     if (retry !== null)
       throw new AppError(
         'rate_limited',
