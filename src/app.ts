@@ -133,8 +133,10 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     await people.register(oidcRoutes, { deps });
     await people.register(adminRoutes, { deps });
   });
+  // One limiter for the API and the tus uploads: a key or user has one count per minute across both.
+  const rateLimiter = createRateLimiter(deps);
   await app.register(async (api) => {
-    registerAuth(api, deps, createRateLimiter(deps)); // the limiter counts per key or user, after auth
+    registerAuth(api, deps, rateLimiter); // the limiter counts per key or user, after auth
     jsonOnlyScope(api);
     registerIdempotency(api, deps);
     await api.register(filesRoutes, { deps });
@@ -158,7 +160,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     uploads.addHook('onRequest', tusCors);
     await uploads.register(tusOptionsRoutes, { deps }); // discovery and CORS preflights: no credential
     await uploads.register(async (authed) => {
-      registerAuth(authed, deps, createRateLimiter(deps), (token) => authenticateUploadToken(deps, token));
+      registerAuth(authed, deps, rateLimiter, (token) => authenticateUploadToken(deps, token));
       await authed.register(tusRoutes, { deps });
     });
   });

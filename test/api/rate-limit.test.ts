@@ -99,6 +99,21 @@ describe('rate limit in one process (SQLite: memory)', () => {
     assert.equal((await t.call('GET', '/health')).headers['ratelimit-limit'], undefined);
   });
 
+  it('counts a key once across the API and its tus uploads', async () => {
+    const t = await start({ MEDIAD_RATE_LIMIT_PER_MINUTE: '5' });
+    const { key } = await t.key('rl', 'tus');
+    const remaining = async (method: string, path: string, headers?: Record<string, string>) => {
+      const res = await t.call(method, path, { key, ...(headers ? { headers } : {}) });
+      assert.equal(res.headers['ratelimit-limit'], '5', `${method} ${path}: ${res.status} ${res.text}`);
+      return Number(res.headers['ratelimit-remaining']);
+    };
+    // Separate counts would answer the tus request with the first request's remaining count again.
+    const first = await remaining('GET', '/files');
+    const tus = await remaining('HEAD', '/uploads/tus/upl_doesnotexist', { 'tus-resumable': '1.0.0' });
+    const next = await remaining('GET', '/files');
+    assert.deepEqual([first - tus, tus - next], [1, 1], `GET ${first}, tus ${tus}, GET ${next}: one count`);
+  });
+
   it('sends no headers and never refuses when the limit is 0', async () => {
     const t = await start({ MEDIAD_RATE_LIMIT_PER_MINUTE: '0' });
     const { key } = await t.key();
