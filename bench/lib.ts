@@ -86,12 +86,22 @@ function wrap(proc: ChildProcess): Child {
   };
 }
 
+/** The node flags of a script's `#!/usr/bin/env -S node …` line. */
+async function shebangNodeFlags(script: string): Promise<string[]> {
+  const first = (await readFile(script, 'utf8')).split('\n', 1)[0] ?? '';
+  const words = first
+    .replace(/^#!\S*\s*(-S\s+)?/, '')
+    .split(/\s+/)
+    .filter(Boolean);
+  return words.slice(words.findIndex((w) => w === 'node' || w.endsWith('/node')) + 1);
+}
+
 let built: Promise<unknown> | null = null;
 
 /**
  * `mediad serve` as users start it: the built command (dist/, compiled by `npm run build` once
- * per benchmark run) through its own #! line, with its node flags. nodeArgs (e.g. --cpu-prof)
- * go through NODE_OPTIONS, where node reads them beside the #! line's.
+ * per benchmark run) through its own #! line, with its node flags. With nodeArgs (e.g. --cpu-prof,
+ * which node refuses in NODE_OPTIONS) node is started with the #! line's flags and these.
  */
 export async function startMediad(
   env: NodeJS.ProcessEnv,
@@ -99,12 +109,11 @@ export async function startMediad(
 ): Promise<Child & { url: string; ca: Buffer }> {
   built ??= run('npm', ['run', '--silent', 'build'], { cwd: MEDIAD_ROOT });
   await built;
-  const nodeOptions = [env.NODE_OPTIONS, ...nodeArgs].filter(Boolean).join(' ');
-  const proc = spawn(path.join(MEDIAD_ROOT, 'dist', 'src', 'cli.js'), ['serve'], {
-    env: { ...env, NODE_OPTIONS: nodeOptions },
-    cwd: MEDIAD_ROOT,
-    stdio: ['ignore', 'inherit', 'pipe'],
-  });
+  const cli = path.join(MEDIAD_ROOT, 'dist', 'src', 'cli.js');
+  const [command, args] = nodeArgs.length
+    ? [process.execPath, [...(await shebangNodeFlags(cli)), ...nodeArgs, cli, 'serve']]
+    : [cli, ['serve']];
+  const proc = spawn(command, args, { env, cwd: MEDIAD_ROOT, stdio: ['ignore', 'inherit', 'pipe'] });
   const child = wrap(proc);
   const url = `https://127.0.0.1:${env.MEDIAD_PORT}`;
   const caFile = path.join(env.MEDIAD_DATA_DIR!, 'tls', 'ca.crt');
