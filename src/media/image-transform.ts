@@ -56,7 +56,7 @@ export function imageOutputFormat(format: ImageFormat): { extension: string; mim
   return OUTPUT[format];
 }
 
-const SHARP_POSITION: Readonly<Record<Position, string>> = {
+export const SHARP_POSITION: Readonly<Record<Position, string>> = {
   center: 'centre',
   top: 'top',
   bottom: 'bottom',

@@ -2,21 +2,19 @@
 // result is small and is sent to the client at once, then stored). Kept as close to a bare sharp
 // call as the options allow: the benchmark holds a cache miss to 1.10x raw sharp.
 import sharp, { type Sharp } from 'sharp';
-import { imageOutputFormat, parseBackground, type ImageFit, type ImageFormat } from './image-transform.js';
+import {
+  imageOutputFormat,
+  parseBackground,
+  SHARP_POSITION,
+  type ImageFit,
+  type ImageFormat,
+} from './image-transform.js';
+import { POSITIONS } from './video-args.js';
 import { sharpFailure } from './sharp-failure.js';
 
-export type ImageUrlPositionName =
-  | 'center'
-  | 'top'
-  | 'bottom'
-  | 'left'
-  | 'right'
-  | 'top_left'
-  | 'top_right'
-  | 'bottom_left'
-  | 'bottom_right'
-  | 'attention'
-  | 'entropy';
+/** The positions of the image kind, and sharp's smart crops. */
+export const IMAGE_URL_POSITIONS = [...POSITIONS, 'attention', 'entropy'] as const;
+export type ImageUrlPositionName = (typeof IMAGE_URL_POSITIONS)[number];
 
 export interface ImageUrlRender {
   width?: number;
@@ -47,15 +45,7 @@ export interface ImageUrlResult {
 }
 
 const POSITION: Readonly<Record<ImageUrlPositionName, string | number>> = {
-  center: 'centre',
-  top: 'top',
-  bottom: 'bottom',
-  left: 'left',
-  right: 'right',
-  top_left: 'left top',
-  top_right: 'right top',
-  bottom_left: 'left bottom',
-  bottom_right: 'right bottom',
+  ...SHARP_POSITION,
   attention: sharp.strategy.attention,
   entropy: sharp.strategy.entropy,
 };

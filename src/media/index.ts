@@ -102,6 +102,7 @@ export {
   videoFilters,
   videoOutputFormat,
   type Fit,
+  POSITIONS,
   type Position,
   type VideoFormat,
   type VideoOptions,
@@ -160,6 +161,7 @@ export * from './hls-playlists.js';
 // On-the-fly image URLs (issue 24).
 export {
   animatedPageAt,
+  IMAGE_URL_POSITIONS,
   renderImageUrl,
   type ImageUrlPositionName,
   type ImageUrlRender,

@@ -10,8 +10,19 @@ import { seekArgs, trimWindow } from './trim.js';
 
 export type VideoFormat = 'mp4' | 'webm' | 'mov';
 export type Fit = 'contain' | 'cover' | 'fill';
-export type Position =
-  'center' | 'top' | 'bottom' | 'left' | 'right' | 'top_left' | 'top_right' | 'bottom_left' | 'bottom_right';
+/** Where a crop or a pad keeps the picture (the video, image and image URL options). */
+export const POSITIONS = [
+  'center',
+  'top',
+  'bottom',
+  'left',
+  'right',
+  'top_left',
+  'top_right',
+  'bottom_left',
+  'bottom_right',
+] as const;
+export type Position = (typeof POSITIONS)[number];
 
 export interface VideoOptions {
   format: VideoFormat;

@@ -1,23 +1,11 @@
 import { AppError, type ErrorDetail } from '../../errors.js';
+import { IMAGE_URL_POSITIONS } from '../../media/index.js';
 
 // The options segment of an image URL (docs/image-urls.md): `name:value` pairs joined by commas,
 // such as `width:320,height:180,fit:cover,format:auto`. Names and ranges are the `image` kind's
 // where they overlap; short aliases (w, h, q, f, p, bg, t) are accepted and canonicalised.
 
 export const IMAGE_URL_FITS = ['contain', 'cover', 'fill', 'inside', 'outside'] as const;
-export const IMAGE_URL_POSITIONS = [
-  'center',
-  'top',
-  'bottom',
-  'left',
-  'right',
-  'top_left',
-  'top_right',
-  'bottom_left',
-  'bottom_right',
-  'attention',
-  'entropy',
-] as const;
 export const IMAGE_URL_FORMATS = ['jpeg', 'png', 'webp', 'avif', 'gif', 'auto'] as const;
 const QUALITY_LEVELS = { very_low: 30, low: 50, medium: 70, high: 85, very_high: 95 } as const;
 
