@@ -3,13 +3,10 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { migrate, openDatabase, type Db } from '../../src/db/connect.js';
-import { systemClock } from '../../src/deps.js';
-import type { CrashPoint } from '../../src/faults.js';
-import { createKey } from '../../src/services/people/keys.js';
 import { startOrigin, type Origin } from '../helpers/origin.js';
 import { startS3, type LocalS3 } from '../helpers/s3.js';
-import { spawnServe, type ServeProcess } from '../helpers/serve-process.js';
+import { CrashScenario, withDataDirDb } from '../helpers/crash-scenario.js';
+import type { ServeProcess } from '../helpers/serve-process.js';
 
 // A crash between a blob write and its row's commit, or between a row's delete and its blob's,
 // must not leave bytes that no row will ever reference (hardening issue, point 2). The process
@@ -40,21 +37,11 @@ function diskStore(dataDir: string): Store {
   };
 }
 
-async function withDb<T>(dataDir: string, fn: (db: Db) => Promise<T>): Promise<T> {
-  const database = openDatabase({ dialect: 'sqlite', file: path.join(dataDir, 'mediad.db') });
-  try {
-    await migrate(database.db);
-    return await fn(database.db);
-  } finally {
-    await database.close();
-  }
-}
-
 /** Blobs no row references, and rows whose blob is missing. */
 async function mismatch(dataDir: string, store: Store) {
   const blobs = new Set(await store.blobKeys());
   const rows = new Set(
-    await withDb(dataDir, async (db) =>
+    await withDataDirDb(dataDir, async (db) =>
       (await db.selectFrom('files').select('blob_key').execute()).map((r) => r.blob_key),
     ),
   );
@@ -65,44 +52,16 @@ async function mismatch(dataDir: string, store: Store) {
   };
 }
 
-class Scenario {
-  readonly dataDir: string;
-  key = '';
-  /** Every server started, stopped in remove() whatever failed (a live child would hold the test run). */
-  private readonly servers: ServeProcess[] = [];
-  constructor(
+class Scenario extends CrashScenario {
+  private constructor(
     dir: string,
     readonly store: (dataDir: string) => Store,
   ) {
-    this.dataDir = dir;
+    super(dir, () => ({ MEDIAD_ALLOWED_URL_HOSTS: origin.host, ...store(dir).env }));
   }
 
   static async create(store: (dataDir: string) => Store = diskStore): Promise<Scenario> {
-    const s = new Scenario(await fs.mkdtemp(path.join(os.tmpdir(), 'mediad-crash-')), store);
-    s.key = (await withDb(s.dataDir, (db) => createKey({ db, clock: systemClock }, 'crash', 'main'))).key;
-    return s;
-  }
-
-  async serve(crashAt?: CrashPoint): Promise<ServeProcess> {
-    const s = await spawnServe(this.dataDir, {
-      MEDIAD_ALLOWED_URL_HOSTS: origin.host,
-      ...this.store(this.dataDir).env,
-      ...(crashAt ? { MEDIAD_CRASH_AT: crashAt } : {}),
-    });
-    this.servers.push(s);
-    return s;
-  }
-
-  /** Runs `act` on a server that dies at `point`; asserts it died by SIGKILL there. */
-  async crash(point: CrashPoint, act: (s: ServeProcess) => Promise<unknown>): Promise<void> {
-    const s = await this.serve(point);
-    await act(s).catch(() => undefined); // the connection drops with the process
-    assert.equal(
-      await Promise.race([s.exited, new Promise((r) => setTimeout(() => r('alive'), 30_000))]),
-      'SIGKILL',
-      `the server died at ${point}`,
-    );
-    await s.stop();
+    return CrashScenario.init(new Scenario(await fs.mkdtemp(path.join(os.tmpdir(), 'mediad-crash-')), store));
   }
 
   async upload(s: ServeProcess): Promise<string> {
@@ -118,11 +77,6 @@ class Scenario {
     assert.deepEqual(m.orphans, [], 'no blob without a row');
     assert.deepEqual(m.missing, [], 'no row without its blob');
     return { s, files: m.files };
-  }
-
-  async remove(): Promise<void> {
-    for (const s of this.servers) await s.stop();
-    await fs.rm(this.dataDir, { recursive: true, force: true });
   }
 }
 
@@ -185,7 +139,7 @@ describe('crash between a blob and its row (disk)', () => {
         const { s, files } = await sc.restartAndCheck();
         assert.equal(files, 0);
         assert.equal((await s.call('GET', `/files/${fileId}`, { key: sc.key })).status, 404);
-        const journal = await withDb(sc.dataDir, (db) => db.selectFrom('blob_journal').selectAll().execute());
+        const journal = await withDataDirDb(sc.dataDir, (db) => db.selectFrom('blob_journal').selectAll().execute());
         assert.deepEqual(journal, [], 'the journal is settled');
         await s.stop();
       } finally {
