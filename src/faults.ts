@@ -15,7 +15,9 @@ export type CrashPoint =
   /** The files row is deleted and the journal says its blob is to go; the bytes are still there. */
   | 'blob.delete.committed'
   /** The bytes are gone; the journal entry is not cleared yet. */
-  | 'blob.delete.removed';
+  | 'blob.delete.removed'
+  /** A package's output row is committed as processing (playable early); its task is still writing it. */
+  | 'package.playable';
 
 export function crashPoint(config: Pick<Config, 'crashAt'>, point: CrashPoint): void {
   if (config.crashAt === point) process.kill(process.pid, 'SIGKILL');

@@ -12,6 +12,7 @@ import { sweepExpiredKeys } from './services/idempotency.js';
 import { connectRedis } from './ratelimit/redis-client.js';
 import { isAlive } from './process-liveness.js';
 import { sweepBlobJournal } from './services/media/blob-journal.js';
+import { sweepAbandonedPackages } from './services/media/growing-package.js';
 import { sealStoredSecrets } from './services/media/stored-secrets.js';
 import { dataDirSecretKey } from './secrets/key-file.js';
 import { createSealer } from './secrets/sealer.js';
@@ -78,8 +79,11 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
   // Header values stored in the clear by an earlier mediad are sealed (once).
   await sealStoredSecrets(deps);
   // Blobs a stopped process wrote or was deleting without its row's commit (blob-journal.ts).
+  // Packages left processing by a stopped process go first: their rows would keep their blobs.
   const sweepBlobs = () =>
-    sweepBlobJournal(deps).catch((err: unknown) => log.warn({ err }, 'blob journal sweep failed'));
+    sweepAbandonedPackages(deps)
+      .then(() => sweepBlobJournal(deps))
+      .catch((err: unknown) => log.warn({ err }, 'blob journal sweep failed'));
   await sweepBlobs();
   const sweeper = setInterval(
     () => {

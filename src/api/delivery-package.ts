@@ -116,20 +116,22 @@ function sendPlaylist(
   req: FastifyRequest,
   reply: FastifyReply,
   recorder: Recorder,
-  projectId: string,
+  file: Pick<FileRow, 'project_id' | 'status'>,
   type: string,
   text: string,
   signedOnly: boolean,
 ) {
   const body = Buffer.from(text);
-  // Short caching: a playlist is small, and a signed one carries signatures that expire.
+  // Short caching: a playlist is small, and a signed one carries signatures that expire; a
+  // package still being made (processing) grows with every segment, so it is not cached at all.
+  const maxAge = file.status === 'processing' ? 'no-cache' : 'max-age=60';
   reply
     .type(type)
-    .header('cache-control', signedOnly ? 'private, max-age=60' : 'public, max-age=60')
+    .header('cache-control', `${signedOnly ? 'private' : 'public'}, ${maxAge}`)
     .header('x-content-type-options', 'nosniff')
     .header('content-length', body.length);
   if (req.method === 'HEAD') return reply.send();
-  recorder.addDelivered(projectId, body.length);
+  recorder.addDelivered(file.project_id, body.length);
   return reply.send(body);
 }
 
@@ -155,7 +157,7 @@ export async function serveMaster(
     };
   });
   const body = addSubtitleRenditions(rewritePlaylist(text, prefix, query), subtitles);
-  return sendPlaylist(req, reply, recorder, file.project_id, HLS_MIME, body, signedOnly);
+  return sendPlaylist(req, reply, recorder, file, HLS_MIME, body, signedOnly);
 }
 
 /** One entry of a package: a playlist (rewritten for signed delivery) or a segment (ranges, long caching). */
@@ -176,7 +178,7 @@ export async function serveEntry(
     const url = deliveryUrl(deps.config.publicUrl, track.project_id, track.folder, track.filename);
     const vtt = `${url}${signer ? signer(track.folder, track.filename) : ''}`;
     const duration = track.duration ?? file.duration ?? 0;
-    return sendPlaylist(req, reply, recorder, file.project_id, HLS_MIME, subtitlePlaylist(vtt, duration), signedOnly);
+    return sendPlaylist(req, reply, recorder, file, HLS_MIME, subtitlePlaylist(vtt, duration), signedOnly);
   }
   const key = packageEntryKey(file.blob_key, entry);
   const type = packageEntryMime(entry);
@@ -189,7 +191,7 @@ export async function serveEntry(
     }
     const query = signedQuery(req.query);
     const body = entry.endsWith('.mpd') ? rewriteManifest(text, query) : rewritePlaylist(text, '', query);
-    return sendPlaylist(req, reply, recorder, file.project_id, type, body, signedOnly);
+    return sendPlaylist(req, reply, recorder, file, type, body, signedOnly);
   }
   const stat = await deps.blobs.stat(key);
   if (!stat) throw new AppError('not_found', 'no file at this address');

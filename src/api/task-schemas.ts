@@ -20,6 +20,8 @@ export const TaskSchema = Type.Object({
   /** The failed or cancelled task this one runs again (POST /tasks/{id}/retry). */
   retry_of: Type.Optional(Type.String()),
   results: Type.Optional(FreeObject),
+  /** adaptive_video: when the package first became playable while the task ran (its output is then the processing file). */
+  playable_at: Type.Optional(Type.String()),
   workflow: Type.Optional(
     Type.Array(
       Type.Object({

@@ -38,6 +38,8 @@ import * as m013 from './migrations/013-chain-budgets.js';
 import * as m014 from './migrations/014-image-urls.js';
 // Resumable uploads (issue 25).
 import * as m015 from './migrations/015-uploads.js';
+// Playable early (issue 23).
+import * as m016 from './migrations/016-task-playable.js';
 
 export type Db = Kysely<Database>;
 
@@ -60,6 +62,8 @@ const MIGRATIONS: Record<string, Migration> = {
   '014-image-urls': m014,
   // Resumable uploads (issue 25).
   '015-uploads': m015,
+  // Playable early (issue 23).
+  '016-task-playable': m016,
 };
 
 class CodeMigrationProvider implements MigrationProvider {

@@ -296,6 +296,8 @@ export interface TasksTable {
   chain: string | null;
   /** The failed or cancelled task this one runs again. */
   retry_of: string | null;
+  /** When its output first became playable while it still ran (adaptive_video), else null. */
+  playable_at: string | null;
 }
 
 export interface WebhookDeliveriesTable {

@@ -13,6 +13,7 @@ export type EventType =
   | 'media.updated'
   | 'media.deleted'
   | 'file.created'
+  | 'file.playable'
   | 'file.deleted'
   | 'task.created'
   | 'task.completed'
@@ -28,6 +29,7 @@ export const EVENT_TYPES: readonly EventType[] = [
   'media.updated',
   'media.deleted',
   'file.created',
+  'file.playable',
   'file.deleted',
   'task.created',
   'task.completed',

@@ -25,6 +25,7 @@ import {
   type AdaptiveCodec,
 } from '../media/index.js';
 import { HLS_DASH_FORMAT } from '../shapes/files.js';
+import { PackagePublisher, mediaPlaylists } from './adaptive-publisher.js';
 import { defineKind } from './define.js';
 
 const RungOption = Type.Object(
@@ -115,21 +116,32 @@ export const adaptiveVideoKind = defineKind({
     const ladder = resolveLadder(o.ladder, input.probe.height ?? 0, codec);
     const dir = path.join(ctx.workDir, 'package');
     await fs.mkdir(dir);
-    await runFfmpeg(
-      buildAdaptiveArgs(input.path, dir, { ladder, codec, segmentSeconds }, input.probe, ctx.config.limits),
-      {
-        timeoutMs: ctx.timeoutMs,
-        signal: ctx.signal,
-        expectedDurationSeconds: input.probe.duration,
-        onProgress: ctx.progress,
-      },
-    );
-    const result = await packageResult(ctx.target.ref, dir, {
-      codec,
-      segmentSeconds,
-      dash,
-      hasAudio: input.probe.hasAudio,
-    });
+    const about = { codec, segmentSeconds, dash, hasAudio: input.probe.hasAudio };
+    const writer = ctx.packageWriter();
+    // Playable early: the package is stored as it grows (adaptive-publisher.ts).
+    const publisher =
+      writer &&
+      new PackagePublisher(writer, {
+        dir,
+        playlists: mediaPlaylists(ladder.length, input.probe.hasAudio),
+        segmentSeconds,
+        head: (master) => ({ text: master, ...headOf(master, about), ref: ctx.target.ref ?? 'hls' }),
+      });
+    publisher?.start();
+    try {
+      await runFfmpeg(
+        buildAdaptiveArgs(input.path, dir, { ladder, codec, segmentSeconds }, input.probe, ctx.config.limits),
+        {
+          timeoutMs: ctx.timeoutMs,
+          signal: ctx.signal,
+          expectedDurationSeconds: input.probe.duration,
+          onProgress: ctx.progress,
+        },
+      );
+    } finally {
+      await publisher?.stop();
+    }
+    const result = await packageResult(ctx.target.ref, dir, about);
     // A package cut at the duration limit although the source should have ended before: refused, as for video.
     checkOutputCap(result.files[0]?.duration, {}, input.probe, ctx.config.limits);
     return result;
@@ -137,11 +149,7 @@ export const adaptiveVideoKind = defineKind({
 });
 
 /** Tidies what FFmpeg wrote into the package and describes it as the task's output file. */
-async function packageResult(
-  ref: string | null | undefined,
-  dir: string,
-  about: { codec: AdaptiveCodec; segmentSeconds: number; dash: boolean; hasAudio: boolean },
-) {
+async function packageResult(ref: string | null | undefined, dir: string, about: PackageAbout) {
   const masterPath = path.join(dir, MASTER_PLAYLIST);
   const master = normalizeMaster(await fs.readFile(masterPath, 'utf8'));
   await fs.writeFile(masterPath, master);
@@ -156,6 +164,26 @@ async function packageResult(
     await fs.writeFile(path.join(dir, name), normalizeMediaPlaylist(text));
     duration ??= segmentDurations(text).reduce((a, b) => a + b, 0);
   }
+  const head = headOf(master, about);
+  return {
+    files: [
+      {
+        path: masterPath,
+        ...head.facts,
+        duration,
+        ref: ref ?? 'hls',
+        metadata: head.metadata,
+        package: { dir, entries: names.map((name) => ({ name, mime: packageEntryMime(name) })) },
+      },
+    ],
+    results: head.metadata,
+  };
+}
+
+type PackageAbout = { codec: AdaptiveCodec; segmentSeconds: number; dash: boolean; hasAudio: boolean };
+
+/** The head file's facts and metadata (its rungs) from the master playlist. */
+function headOf(master: string, about: PackageAbout) {
   const variants = masterVariants(master);
   const top = variants.reduce((a, b) => ((b.height ?? 0) > (a?.height ?? 0) ? b : a), variants[0]);
   if (!top) throw new MediaTransformError('transform_failed', 'FFmpeg wrote a master playlist without variants');
@@ -166,29 +194,21 @@ async function packageResult(
     codecs: v.codecs,
     playlist: v.uri,
   }));
-  const metadata = {
-    rungs,
-    codec: about.codec,
-    segment_seconds: about.segmentSeconds,
-    audio: about.hasAudio,
-    dash: about.dash,
-  };
   return {
-    files: [
-      {
-        path: masterPath,
-        kind: 'video',
-        format: about.dash ? HLS_DASH_FORMAT : 'hls',
-        extension: 'm3u8',
-        mime: HLS_MIME,
-        width: top.width,
-        height: top.height,
-        duration,
-        ref: ref ?? 'hls',
-        metadata,
-        package: { dir, entries: names.map((name) => ({ name, mime: packageEntryMime(name) })) },
-      },
-    ],
-    results: metadata,
+    facts: {
+      kind: 'video',
+      format: about.dash ? HLS_DASH_FORMAT : 'hls',
+      extension: 'm3u8',
+      mime: HLS_MIME,
+      width: top.width,
+      height: top.height,
+    },
+    metadata: {
+      rungs,
+      codec: about.codec,
+      segment_seconds: about.segmentSeconds,
+      audio: about.hasAudio,
+      dash: about.dash,
+    },
   };
 }

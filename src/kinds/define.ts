@@ -49,6 +49,24 @@ export interface ProducedFile {
   package?: FilePackage;
 }
 
+/**
+ * A package stored while it is made, so it plays before the task ends (adaptive_video; the worker
+ * pool supplies it, services/media/growing-package.ts): entries first, then the head once playable.
+ */
+export interface PackageWriter {
+  /** Stores finished entries of `dir` (segments), each once. */
+  putFiles(dir: string, names: readonly string[]): Promise<void>;
+  /** Stores or replaces a text entry (a playlist as it grows), after the entries it lists. */
+  putEntryText(name: string, text: string): Promise<void>;
+  /** Stores the head and makes the task's output file (status processing, event file.playable); once. */
+  publish(head: {
+    text: string;
+    facts: Pick<ProducedFile, 'kind' | 'format' | 'extension' | 'mime' | 'width' | 'height'>;
+    ref: string | null;
+    metadata: Record<string, unknown>;
+  }): Promise<unknown>;
+}
+
 /** A package of files in one local directory, stored beside its head file (see storage/keys.ts). */
 export interface FilePackage {
   dir: string;
@@ -103,6 +121,8 @@ export interface KindContext<O> {
   workDir: string;
   /** 0–100; throttled and stored by the worker. */
   progress(percent: number): void;
+  /** The writer of a package stored while it is made (null without an input file); made on first call. */
+  packageWriter(): PackageWriter | null;
   /** The kind's time limit (its retry policy): what a single FFmpeg run may take at most. */
   timeoutMs: number;
   config: Pick<Config, 'limits' | 'publicUrl'>;

@@ -163,6 +163,9 @@ export function buildAdaptiveArgs(
   const audio = source.hasAudio ? ['-map', '0:a:0', '-c:a', 'aac', '-b:a', String(AUDIO_BITRATE), '-ac', '2'] : ['-an'];
   return [
     ...ffmpegPreamble({ progress: true }),
+    // A source that fails to decode mid-way fails the run (FFmpeg would otherwise skip the broken
+    // part and end with exit 0 and a package with a gap or a cut).
+    '-xerror',
     '-i',
     fileUrl(inputPath),
     '-filter_complex',

@@ -36,8 +36,11 @@ export function normalizeMaster(text: string): string {
 /**
  * A media playlist as a finished VOD: #EXT-X-TARGETDURATION at least every segment's duration
  * rounded up (the HLS rule), #EXT-X-PLAYLIST-TYPE:VOD, no wall-clock PROGRAM-DATE-TIME.
+ * `EVENT`: the same playlist while it grows (playable early): segments are only appended, no
+ * #EXT-X-ENDLIST yet, #EXT-X-START at 0 so players start at the beginning rather than the live
+ * edge, and a target duration that does not change as segments arrive (`segmentSeconds` at least).
  */
-export function normalizeMediaPlaylist(text: string): string {
+export function normalizeMediaPlaylist(text: string, type: 'VOD' | 'EVENT' = 'VOD', segmentSeconds = 0): string {
   const src = lines(text).filter(
     (l) =>
       l.trim() !== '' &&
@@ -45,11 +48,15 @@ export function normalizeMediaPlaylist(text: string): string {
       !l.startsWith('#EXT-X-PLAYLIST-TYPE') &&
       l !== '#EXT-X-INDEPENDENT-SEGMENTS',
   );
-  const longest = Math.max(0, ...segmentDurations(text));
+  const longest = Math.max(type === 'EVENT' ? segmentSeconds : 0, ...segmentDurations(text));
   const target = Math.max(1, Math.ceil(longest - 1e-6));
-  const out = src.map((l) => (l.startsWith('#EXT-X-TARGETDURATION:') ? `#EXT-X-TARGETDURATION:${target}` : l));
+  const out = src
+    .filter((l) => type === 'VOD' || l !== '#EXT-X-ENDLIST')
+    .map((l) => (l.startsWith('#EXT-X-TARGETDURATION:') ? `#EXT-X-TARGETDURATION:${target}` : l));
   const at = out.findIndex((l) => l.startsWith('#EXT-X-VERSION'));
-  out.splice(at >= 0 ? at + 1 : 1, 0, '#EXT-X-PLAYLIST-TYPE:VOD', '#EXT-X-INDEPENDENT-SEGMENTS');
+  const head = [`#EXT-X-PLAYLIST-TYPE:${type}`, '#EXT-X-INDEPENDENT-SEGMENTS'];
+  if (type === 'EVENT') head.push('#EXT-X-START:TIME-OFFSET=0');
+  out.splice(at >= 0 ? at + 1 : 1, 0, ...head);
   return `${out.join('\n')}\n`;
 }
 

@@ -108,6 +108,7 @@ export async function insertPending(trx: Db, t: NewTask, now: string): Promise<T
     results: null,
     chain: chainText(t.chain),
     retry_of: t.retry_of ?? null,
+    playable_at: null,
   };
   await trx.insertInto('tasks').values(row).execute();
   await bumpCounter(trx, t.project_id, 'tasks', 1);
@@ -247,6 +248,10 @@ export async function release(
       lease_expires: null,
       run_after: runAfter.toISOString(),
       updated: now.toISOString(),
+      // An early output (a package playable while it was made) is not kept across attempts: the
+      // next attempt discards the file output_file_id names if it is still processing.
+      output: null,
+      playable_at: null,
       ...(error ? { error: JSON.stringify(error) } : {}),
     })
     .executeTakeFirst();
@@ -299,6 +304,30 @@ export async function complete(trx: Db, task: Claimed, c: Completion, now: strin
   return row;
 }
 
+/**
+ * A running task's output became playable before the task ends (adaptive_video): the output file
+ * (status processing) is its output from now on, and `playable_at` says since when (first time only).
+ */
+export async function markPlayable(
+  trx: Db,
+  task: Leased,
+  c: { outputFileId: string; output: unknown },
+  now: string,
+): Promise<TasksTable> {
+  return heldOrThrow(
+    await leased(trx.updateTable('tasks'), task)
+      .set((eb) => ({
+        output: JSON.stringify(c.output),
+        output_file_id: c.outputFileId,
+        playable_at: eb.fn.coalesce('playable_at', eb.val(now)),
+        updated: now,
+      }))
+      .returningAll()
+      .executeTakeFirst(),
+    task.id,
+  );
+}
+
 /** processing → failed, with its event, webhook and usage; undefined when the task was not ours any more. */
 export async function fail(
   trx: Db,
@@ -310,6 +339,10 @@ export async function fail(
     .set({
       status: 'failed',
       error: JSON.stringify({ code: failure.code, message: failure.message }),
+      // An early output was discarded with the attempt (workers/pool.ts).
+      output: null,
+      output_file_id: null,
+      playable_at: null,
       lease_owner: null,
       lease_expires: null,
       finished: now,
@@ -362,7 +395,17 @@ export async function cancel(
   id: string,
   now: string,
 ): Promise<{ row: TasksTable; cancelled: boolean } | undefined> {
-  const set = { status: 'cancelled' as const, lease_owner: null, lease_expires: null, finished: now, updated: now };
+  // An early output goes with the run (its worker, or the blob journal's sweep, removes the file).
+  const set = {
+    status: 'cancelled' as const,
+    lease_owner: null,
+    lease_expires: null,
+    output: null,
+    output_file_id: null,
+    playable_at: null,
+    finished: now,
+    updated: now,
+  };
   const row = await trx
     .updateTable('tasks')
     .set(set)

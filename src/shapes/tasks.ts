@@ -58,6 +58,8 @@ export function toTaskObject(row: TasksTable) {
     automation_id: row.automation_id ?? undefined,
     retry_of: row.retry_of ?? undefined,
     results: row.results ? (JSON.parse(row.results) as Record<string, unknown>) : undefined,
+    // adaptive_video: when its package first became playable while the task still ran.
+    playable_at: row.playable_at ?? undefined,
     webhook_url: row.webhook_url ?? undefined,
     created: row.created,
     updated: row.updated,

@@ -2,9 +2,10 @@ import type { Deps } from '../deps.js';
 import { iso } from '../deps.js';
 import type { TasksTable } from '../db/schema.js';
 import { transact } from '../db/transact.js';
-import type { KindInput, KindResult } from '../kinds/define.js';
-import { complete, wait } from '../queue/task-state.js';
-import { stageLocalFile, stageOutputs, type Staged } from '../services/media/file-store.js';
+import type { KindInput, KindResult, ProducedFile } from '../kinds/define.js';
+import { complete, markPlayable, wait } from '../queue/task-state.js';
+import { stageLocalFile, stageOutputs, type OutputFile, type Staged } from '../services/media/file-store.js';
+import { GrowingPackage } from '../services/media/growing-package.js';
 import { annotateMedia } from '../services/media/intelligence.js';
 import { parseChain } from '../shapes/events.js';
 import type { FileObject } from '../shapes/files.js';
@@ -23,6 +24,7 @@ export async function applyResult(
   target: TaskTarget,
   input: KindInput | null,
   result: KindResult,
+  growing?: GrowingPackage | null,
 ): Promise<void> {
   const now = () => iso(deps.clock.now());
   if ('steps' in result) {
@@ -43,7 +45,10 @@ export async function applyResult(
     );
     return;
   }
-  const staged = await stage(deps, task, target, input, result);
+  const staged =
+    growing?.started && 'files' in result
+      ? await growing.stage(outputFile(result.files, input, target))
+      : await stage(deps, task, target, input, result);
   const annotate = 'annotate' in result ? result.annotate : undefined;
   const results = 'files' in result ? result.results : undefined;
   try {
@@ -64,6 +69,43 @@ export async function applyResult(
   } catch (err) {
     throw await staged.abandon(err);
   }
+}
+
+/**
+ * The writer of a package stored while its task makes it (adaptive_video): the output goes where
+ * the task's output goes, and its processing row becomes the task's output when it is committed.
+ */
+export function packageWriterFor(
+  deps: Deps,
+  task: TasksTable,
+  target: TaskTarget,
+  input: KindInput | null,
+): GrowingPackage | null {
+  if (!input) return null;
+  const scope = { projectId: task.project_id, chain: parseChain(task.chain) };
+  return new GrowingPackage(
+    deps,
+    scope,
+    { mediaId: input.file.media_id, folder: target.folder ?? input.file.folder, filename: target.filename },
+    (trx, file) =>
+      markPlayable(trx, task, { outputFileId: file.id, output: fileSummary(file) }, iso(deps.clock.now())),
+  );
+}
+
+/** The one output of a growing package, as stageOutputs would store it. */
+function outputFile(files: ProducedFile[], input: KindInput | null, target: TaskTarget): OutputFile {
+  const [f] = files;
+  if (!f || files.length > 1 || !input) throw new Error('a growing package is the task’s one output');
+  return {
+    path: f.path,
+    facts: f,
+    probe: f.probe,
+    folder: target.folder ?? input.file.folder,
+    filename: target.filename ?? f.filename,
+    ref: f.ref !== undefined ? f.ref : (target.ref ?? null),
+    metadata: f.metadata,
+    package: f.package,
+  };
 }
 
 /** The files to store: a new file (and media) for an ingest, else outputs in the input's media. */

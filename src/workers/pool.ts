@@ -25,7 +25,8 @@ import { advance } from '../workflows/runner.js';
 import { AiEngines } from './ai-ports.js';
 import { resolveInput } from './input.js';
 import { runOptions } from '../services/media/secrets.js';
-import { applyResult } from './outcome.js';
+import { applyResult, packageWriterFor } from './outcome.js';
+import { discardProcessingFile, type GrowingPackage } from '../services/media/growing-package.js';
 
 const PROGRESS_WRITE_MS = 500;
 
@@ -163,6 +164,8 @@ export class WorkerPool {
 
   /** Fails the task for good, ending its workflow step; false when it was not ours any more. */
   private async end(task: TasksTable, failure: { code: string; message: string }): Promise<boolean> {
+    // A worker lost while its package was playable: that unfinished package goes with the task.
+    if (task.output_file_id) await discardProcessingFile(this.deps, task.project_id, task.output_file_id);
     return transact(this.deps.db, async (trx) => {
       const now = iso(this.deps.clock.now());
       const row = await fail(trx, task, failure, now);
@@ -193,7 +196,11 @@ export class WorkerPool {
       policy.timeoutMs,
     );
     const workDir = await fs.mkdtemp(path.join(deps.tmpDir, `task-${task.id}-`));
+    // The package this attempt stores while it is made, once the kind asks for its writer.
+    const early: { pkg: GrowingPackage | null } = { pkg: null };
     try {
+      // An earlier attempt's package, playable but unfinished when its process died: a clean start.
+      if (task.output_file_id) await discardProcessingFile(deps, task.project_id, task.output_file_id);
       if (!kind)
         throw new AppError(
           'kind_not_supported',
@@ -214,6 +221,7 @@ export class WorkerPool {
         outbound: deps.outbound,
         ai: this.ai.ports(input),
         describe: () => this.describe(task, input),
+        packageWriter: () => (early.pkg ??= packageWriterFor(deps, task, target, input)),
         progress: (p) => {
           progress = Math.max(progress ?? 0, Math.min(99, Math.round(p)));
           // Stored at most twice a second, apart from the (slower) heartbeat, so clients see it move.
@@ -225,10 +233,12 @@ export class WorkerPool {
       const options = runOptions(deps, task.project_id, task.kind, kindOptions(task));
       const result = await kind.run(ctx, options, input);
       controller.signal.throwIfAborted();
-      await applyResult(deps, task, target, input, result);
+      await applyResult(deps, task, target, input, result, early.pkg);
       log.info({ ms: Date.now() - Date.parse(task.started ?? task.created) }, 'task completed');
       observeTask(task, 'completed', deps.clock.now()); // metrics
     } catch (err) {
+      // Whatever ends the attempt early (failure, cancel, shutdown), its playable package goes.
+      await early.pkg?.discard().catch((e: unknown) => log.warn({ err: e }, 'discarding the unfinished package failed'));
       await this.handleFailure(task, controller, err, log);
     } finally {
       clearInterval(beat);

@@ -348,9 +348,12 @@ interface NewRow {
   ref: string | null;
   metadata?: Record<string, unknown>;
   now: string;
+  /** 'processing': a package playable while its task still makes it (announced as file.playable). */
+  status?: 'ready' | 'processing';
 }
 
-async function insertFileRow(deps: Deps, trx: Kysely<Database>, scope: Scope, r: NewRow) {
+/** Inserts a file row with its count and its event (file.created; file.playable for a processing package). */
+export async function insertFileRow(deps: Deps, trx: Kysely<Database>, scope: Scope, r: NewRow) {
   const row = {
     id: r.id,
     project_id: scope.projectId,
@@ -366,7 +369,7 @@ async function insertFileRow(deps: Deps, trx: Kysely<Database>, scope: Scope, r:
     filename: r.filename,
     ref: r.ref,
     metadata: JSON.stringify(r.metadata ?? {}),
-    status: 'ready',
+    status: r.status ?? 'ready',
     blob_key: r.blobKey,
     probe: r.probe ? JSON.stringify(r.probe) : null,
     created: r.now,
@@ -375,6 +378,7 @@ async function insertFileRow(deps: Deps, trx: Kysely<Database>, scope: Scope, r:
   await trx.insertInto('files').values(row).execute();
   await bumpCounter(trx, scope.projectId, 'files', 1);
   const file = toFileObject(deps.config.publicUrl, row);
-  await recordEvent(trx, scope.projectId, 'file.created', file, r.now, scope.chain);
+  const event = row.status === 'processing' ? 'file.playable' : 'file.created';
+  await recordEvent(trx, scope.projectId, event, file, r.now, scope.chain);
   return { file, row };
 }
