@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Type, type Static } from 'typebox';
-import { AppError, type ErrorDetail } from '../errors.js';
+import type { ErrorDetail } from '../errors.js';
 import {
   ADAPTIVE_ENCODERS,
   DASH_MANIFEST,
@@ -95,17 +95,15 @@ export const adaptiveVideoKind = defineKind({
     return out;
   },
   fileProblems: (o, file) => ladderProblems(o.ladder, file.height ?? undefined),
-  async admit(_ports, _projectId, o) {
+  // Checked for the task, and for a workflow step or an automation naming it (POST /tasks refuses both).
+  async unavailable(o) {
     const codec = o.codec ?? 'h264';
-    if (!(await hasEncoder(codec)))
-      throw new AppError('engine_unavailable', unavailable(codec), {
-        details: [{ field: 'codec', message: unavailable(codec) }],
-      });
+    return (await hasEncoder(codec)) ? [] : [{ field: 'codec', message: unavailable(codec) }];
   },
   check(o, input) {
     const problems = ladderProblems(o.ladder, input.probe.height);
     if (problems.length > 0)
-      throw new MediaTransformError('invalid_for_input', problems.map((p) => `${p.field}: ${p.message}`).join('; '));
+      throw new MediaTransformError('invalid_for_source', problems.map((p) => `${p.field}: ${p.message}`).join('; '));
   },
   async run(ctx, input) {
     const o: O = ctx.options;

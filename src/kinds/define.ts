@@ -188,6 +188,12 @@ interface KindCommon<S extends TSchema> {
    * engine_unavailable naming what to set or install) and again when it runs.
    */
   engines?(options: Static<S>, engines: Engines): EnginePlan<EngineName>;
+  /**
+   * What this machine lacks for these options (an encoder this FFmpeg was built without), each
+   * problem with its field: refused as engine_unavailable (422) when the task is created, and when
+   * a workflow or an automation names the kind in a step, not only when it runs.
+   */
+  unavailable?(options: Static<S>): Promise<ErrorDetail[]>;
   /** Engine refusals of the steps a kind contains (workflow), each with its path. */
   stepRefusals?(options: Static<S>, steps: StepRefusals): Promise<ErrorDetail[]>;
   /**
@@ -207,7 +213,10 @@ interface FileKind<S extends TSchema> extends KindCommon<S> {
   inputKinds?: readonly InputKind[];
   /** Checks that need the input (an audio task on a file without audio); throws a permanent error. */
   check?(options: Static<S>, input: KindInput): void;
-  /** Checks at creation against a file_id's stored facts (a rung above its height): each problem is a 400 detail. */
+  /**
+   * Checks at creation against a file_id's stored facts (a rung above its height): options that are
+   * well-formed but that this source cannot satisfy, each problem a detail of a 422 invalid_for_source.
+   */
   fileProblems?(options: Static<S>, file: { kind: string; width: number | null; height: number | null }): ErrorDetail[];
   run(ctx: KindContext<Static<S>>, input: KindInput): Promise<KindResult>;
 }
@@ -282,6 +291,7 @@ export function defineKind<S extends TSchema>(def: KindDefinition<S>): Kind {
     refusals: async (options, engines, steps) => {
       const o = checked(options);
       const out: ErrorDetail[] = def.stepRefusals ? await def.stepRefusals(o, steps) : [];
+      if (def.unavailable) out.push(...(await def.unavailable(o)));
       if (def.engines) {
         const plan = def.engines(o, await engines());
         if ('refused' in plan) out.push({ field: engineField(o), message: plan.refused });

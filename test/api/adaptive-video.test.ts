@@ -229,9 +229,22 @@ describe('adaptive_video', () => {
   });
 
   it('refuses bad options with the validation envelope naming the field', async () => {
+    // Malformed options are 400 validation_failed (the catalogue's rule for every malformed
+    // parameter); a rung above the source's height is well-formed but not for this source: 422.
+    const above = await t.call('POST', '/tasks', {
+      key,
+      body: { kind: 'adaptive_video', file_id: source.id, ladder: [{ height: 240 }, { height: 720 }] },
+    });
+    assert.equal(above.status, 422, above.text);
+    assert.equal(above.json.error.code, 'invalid_for_source');
+    assert.deepEqual(
+      above.json.error.details.map((d: any) => d.field),
+      ['ladder[1].height'],
+    );
+    assert.match(above.json.error.message, /above the source's height of 360/);
     const cases: [Record<string, unknown>, RegExp][] = [
-      [{ ladder: [{ height: 720 }] }, /ladder\[0\]\.height/],
       [{ segment_seconds: 20 }, /segment_seconds/],
+      [{ segment_seconds: 0 }, /segment_seconds/],
       [{ codec: 'vp8' }, /codec/],
       [{ ladder: [{ height: 240 }, { height: 240 }] }, /ladder\[1\]\.height/],
       [{ ladder: [] }, /ladder/],
@@ -340,6 +353,31 @@ describe('adaptive_video', () => {
       assert.equal(res.status, 422, res.text);
       assert.equal(res.json.error.code, 'engine_unavailable');
       assert.match(res.json.error.message, /libsvtav1/);
+      // The same refusal when the kind is a workflow step (POST /tasks kind workflow) or an automation's step.
+      const step = { kind: 'adaptive_video', codec: 'av1' };
+      const workflow = await other.call('POST', '/tasks', {
+        key: k.key,
+        body: { kind: 'workflow', url: 'https://example.com/clip.mp4', workflow: [{ kind: 'video' }, step] },
+      });
+      assert.equal(workflow.status, 422, workflow.text);
+      assert.equal(workflow.json.error.code, 'engine_unavailable');
+      assert.deepEqual(
+        workflow.json.error.details.map((d: any) => d.field),
+        ['workflow[1].codec'],
+      );
+      const automation = await other.call('POST', '/automations', {
+        key: k.key,
+        body: { trigger: { kind: 'event', event: 'media.created' }, workflow: [step] },
+      });
+      assert.equal(automation.status, 422, automation.text);
+      assert.equal(automation.json.error.code, 'engine_unavailable');
+      assert.match(automation.json.error.message, /libsvtav1/);
+      assert.equal((await other.call('GET', '/automations', { key: k.key })).json.data.length, 0);
+      const h264 = await other.call('POST', '/automations', {
+        key: k.key,
+        body: { trigger: { kind: 'event', event: 'media.created' }, workflow: [{ kind: 'adaptive_video' }] },
+      });
+      assert.equal(h264.status, 201, h264.text);
     } finally {
       await other.stop();
     }

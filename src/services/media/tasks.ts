@@ -117,9 +117,10 @@ export async function createTask(
           details: [{ field: 'file_id', message: 'is an adaptive streaming package' }],
         },
       );
+    // Well-formed options this source cannot satisfy (a rung above its height): 422, not a 400.
     const misfits = kind.fileProblems(options, file);
     if (misfits.length > 0)
-      throw new AppError('validation_failed', misfits.map((p) => `${p.field}: ${p.message}`).join('; '), {
+      throw new AppError('invalid_for_source', misfits.map((p) => `${p.field}: ${p.message}`).join('; '), {
         details: misfits,
       });
     input = JSON.stringify(fileSummary(toFileObject(deps.config.publicUrl, file)));
