@@ -17,6 +17,7 @@ import { deliveryUrl, FILE_COLUMNS, HLS_DASH_FORMAT } from '../shapes/files.js';
 import { sign } from '../services/media/signatures.js';
 import { packageEntryKey } from '../storage/keys.js';
 import type { Recorder } from '../services/operations/recorder.js';
+import { redirectToStore, redirectsToStore } from './delivery-redirect.js';
 
 // Delivery of adaptive_video packages (docs/tasks.md, "Adaptive streaming"): the master playlist
 // is the file's own address, its entries (variant playlists, segments, the DASH manifest) live
@@ -205,6 +206,8 @@ export async function serveEntry(
     .header('accept-ranges', 'bytes')
     .header('x-content-type-options', 'nosniff');
   if (etagMatches(req.headers['if-none-match'], etag)) return reply.code(304).send();
+  // A segment is served as stored: with MEDIAD_S3_DELIVERY=redirect the bucket serves it.
+  if (req.method === 'GET' && redirectsToStore(deps)) return redirectToStore(deps, reply, key, { contentType: type });
   const ifRange = req.headers['if-range'];
   const range = ifRange && ifRange !== etag ? { kind: 'full' as const } : parseRange(req.headers.range, size);
   reply.type(type);

@@ -17,16 +17,13 @@ import { checkFilename, normalizeFolder, splitDeliveryPath } from '../services/m
 import { getProjectRow } from '../services/people/projects.js';
 import { verifySignature, type SignedMethod } from '../services/media/signatures.js';
 import type { Recorder } from '../services/operations/recorder.js';
+import { redirectToStore, redirectsToStore, rfc8187 } from './delivery-redirect.js';
 import { corsHeaders, findPackageEntry, headsPackage, serveEntry, serveMaster, signerFor } from './delivery-package.js';
 
 // File delivery under /d/<project>/<folder>/<filename>: public by default, signed URLs
 // when the project requires them, and signed (or key-authenticated) PUT uploads.
 
 export const DELIVERY_PREFIX = '/d';
-
-/** RFC 8187 value encoding: encodeURIComponent leaves ' ( ) * which the header grammar does not allow. */
-const rfc8187 = (name: string) =>
-  encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 
 type SignedQuery = { expiry?: string; method?: string; signature?: string };
 
@@ -106,7 +103,11 @@ async function serve(
     .header('x-content-type-options', 'nosniff')
     .header('content-disposition', `inline; filename*=UTF-8''${rfc8187(file.filename)}`);
   if (etagMatches(req.headers['if-none-match'], etag)) return reply.code(304).send();
-  if (req.method === 'GET' && redirectsToStore(deps)) return redirectToStore(deps, reply, file);
+  if (req.method === 'GET' && redirectsToStore(deps))
+    return redirectToStore(deps, reply, file.blob_key, {
+      contentType: file.type,
+      contentDisposition: `inline; filename*=UTF-8''${rfc8187(file.filename)}`,
+    });
 
   const ifRange = req.headers['if-range'];
   const range = ifRange && ifRange !== etag ? { kind: 'full' as const } : parseRange(req.headers.range, size);
@@ -129,40 +130,6 @@ async function serve(
   });
   reply.raw.once('close', () => recorder.addDelivered(project.id, sent));
   return reply.send(body);
-}
-
-/**
- * S3 with MEDIAD_S3_DELIVERY=redirect: GETs are answered with a 302 to a presigned URL, so the
- * bytes (and Range requests) go from the bucket to the client directly. HEAD stays local: a
- * presigned GET URL does not allow HEAD (the method is part of its signature).
- */
-function redirectsToStore(deps: Deps): boolean {
-  return (
-    deps.config.storage.kind === 's3' &&
-    deps.config.storage.delivery === 'redirect' &&
-    deps.blobs.presignGet !== undefined
-  );
-}
-
-async function redirectToStore(
-  deps: Deps,
-  reply: FastifyReply,
-  file: { blob_key: string; type: string; filename: string },
-) {
-  const seconds = deps.config.storage.kind === 's3' ? deps.config.storage.presignSeconds : 300;
-  const location = await deps.blobs.presignGet!(file.blob_key, {
-    expiresSeconds: seconds,
-    contentType: file.type,
-    contentDisposition: `inline; filename*=UTF-8''${rfc8187(file.filename)}`,
-  });
-  // The 302 carries a bearer URL for the object: private, and cached for at most half its lifetime,
-  // so a cached redirect never points at an expired URL.
-  for (const name of ['etag', 'last-modified', 'accept-ranges', 'content-disposition']) reply.removeHeader(name);
-  return reply
-    .code(302)
-    .header('location', location)
-    .header('cache-control', `private, max-age=${Math.floor(seconds / 2)}`)
-    .send();
 }
 
 async function upload(deps: Deps, req: FastifyRequest<{ Querystring: SignedQuery }>, reply: FastifyReply) {

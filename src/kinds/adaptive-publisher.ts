@@ -49,9 +49,11 @@ export class PackagePublisher {
   start(): void {
     this.timer = setInterval(() => {
       if (this.failure !== null) return;
-      this.running = this.running.then(() => this.pass()).catch((err: unknown) => {
-        this.failure ??= err;
-      });
+      this.running = this.running
+        .then(() => this.pass())
+        .catch((err: unknown) => {
+          this.failure ??= err;
+        });
     }, PASS_MS);
   }
 

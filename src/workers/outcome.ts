@@ -87,8 +87,7 @@ export function packageWriterFor(
     deps,
     scope,
     { mediaId: input.file.media_id, folder: target.folder ?? input.file.folder, filename: target.filename },
-    (trx, file) =>
-      markPlayable(trx, task, { outputFileId: file.id, output: fileSummary(file) }, iso(deps.clock.now())),
+    (trx, file) => markPlayable(trx, task, { outputFileId: file.id, output: fileSummary(file) }, iso(deps.clock.now())),
   );
 }
 

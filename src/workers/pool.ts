@@ -238,7 +238,9 @@ export class WorkerPool {
       observeTask(task, 'completed', deps.clock.now()); // metrics
     } catch (err) {
       // Whatever ends the attempt early (failure, cancel, shutdown), its playable package goes.
-      await early.pkg?.discard().catch((e: unknown) => log.warn({ err: e }, 'discarding the unfinished package failed'));
+      await early.pkg
+        ?.discard()
+        .catch((e: unknown) => log.warn({ err: e }, 'discarding the unfinished package failed'));
       await this.handleFailure(task, controller, err, log);
     } finally {
       clearInterval(beat);
