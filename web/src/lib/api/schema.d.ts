@@ -7651,6 +7651,7 @@ export interface operations {
                             results?: {
                                 [key: string]: unknown;
                             };
+                            playable_at?: string;
                             workflow?: {
                                 id: string;
                                 /** @enum {string} */
@@ -7803,6 +7804,7 @@ export interface operations {
                             results?: {
                                 [key: string]: unknown;
                             };
+                            playable_at?: string;
                             workflow?: {
                                 id: string;
                                 /** @enum {string} */
@@ -8076,6 +8078,7 @@ export interface operations {
                             results?: {
                                 [key: string]: unknown;
                             };
+                            playable_at?: string;
                             workflow?: {
                                 id: string;
                                 /** @enum {string} */
@@ -8222,6 +8225,7 @@ export interface operations {
                             results?: {
                                 [key: string]: unknown;
                             };
+                            playable_at?: string;
                             workflow?: {
                                 id: string;
                                 /** @enum {string} */
@@ -8368,6 +8372,7 @@ export interface operations {
                             results?: {
                                 [key: string]: unknown;
                             };
+                            playable_at?: string;
                             workflow?: {
                                 id: string;
                                 /** @enum {string} */
@@ -8895,6 +8900,7 @@ export interface operations {
                                 results?: {
                                     [key: string]: unknown;
                                 };
+                                playable_at?: string;
                                 workflow?: {
                                     id: string;
                                     /** @enum {string} */
@@ -10366,7 +10372,7 @@ export interface operations {
             query?: {
                 page?: number;
                 limit?: number;
-                type?: "media.created" | "media.updated" | "media.deleted" | "file.created" | "file.deleted" | "task.created" | "task.completed" | "task.failed" | "task.cancelled" | "automation.created" | "automation.updated" | "automation.deleted" | "automation.skipped" | "media.*" | "file.*" | "task.*" | "automation.*";
+                type?: "media.created" | "media.updated" | "media.deleted" | "file.created" | "file.playable" | "file.deleted" | "task.created" | "task.completed" | "task.failed" | "task.cancelled" | "automation.created" | "automation.updated" | "automation.deleted" | "automation.skipped" | "media.*" | "file.*" | "task.*" | "automation.*";
             };
             header?: {
                 /** @description The API version to answer in: 2025-01-01, 2025-07-01, 2025-08-20, or latest (2025-08-20). Without it, ACCEPT_VERSION, else the project's default. */
@@ -10775,7 +10781,7 @@ export interface operations {
                  */
                 "application/json": {
                     url: string;
-                    events: ("*" | "media.created" | "media.updated" | "media.deleted" | "file.created" | "file.deleted" | "task.created" | "task.completed" | "task.failed" | "task.cancelled" | "automation.created" | "automation.updated" | "automation.deleted" | "automation.skipped")[];
+                    events: ("*" | "media.created" | "media.updated" | "media.deleted" | "file.created" | "file.playable" | "file.deleted" | "task.created" | "task.completed" | "task.failed" | "task.cancelled" | "automation.created" | "automation.updated" | "automation.deleted" | "automation.skipped")[];
                     description?: string | null;
                 };
             };
@@ -11146,7 +11152,7 @@ export interface operations {
                  */
                 "application/json": {
                     url?: string;
-                    events?: ("*" | "media.created" | "media.updated" | "media.deleted" | "file.created" | "file.deleted" | "task.created" | "task.completed" | "task.failed" | "task.cancelled" | "automation.created" | "automation.updated" | "automation.deleted" | "automation.skipped")[];
+                    events?: ("*" | "media.created" | "media.updated" | "media.deleted" | "file.created" | "file.playable" | "file.deleted" | "task.created" | "task.completed" | "task.failed" | "task.cancelled" | "automation.created" | "automation.updated" | "automation.deleted" | "automation.skipped")[];
                     description?: string | null;
                     /** @enum {unknown} */
                     status?: "active" | "disabled";
