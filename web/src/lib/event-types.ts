@@ -15,6 +15,7 @@ const TYPES: Record<EventType, string> = {
   'media.updated': 'A media’s title, metadata or files changed',
   'media.deleted': 'A media was deleted',
   'file.created': 'A file was stored',
+  'file.playable': 'A streaming package became playable while its task still runs',
   'file.deleted': 'A file was deleted',
   'task.created': 'A task was queued',
   'task.completed': 'A task completed',
