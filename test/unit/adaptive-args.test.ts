@@ -9,6 +9,7 @@ import {
   normalizeMaster,
   normalizeMediaPlaylist,
   packageEntryMime,
+  playlistUris,
   resolveLadder,
   rewriteManifest,
   rewritePlaylist,
@@ -100,6 +101,10 @@ describe('buildAdaptiveArgs', () => {
     assert.equal(args.at(-1), 'file:/out/manifest.mpd');
     assert.equal(after(args, '-t'), '3600.000', 'the duration cap applies');
     assert.equal(args.filter((a) => a === '-i').length, 1);
+    assert.ok(
+      args.indexOf('-xerror') >= 0 && args.indexOf('-xerror') < args.indexOf('-i'),
+      'a decode error stops the run',
+    );
   });
 
   it('aligns keyframes: closed GOPs of one segment, no scene cuts, keyframes forced at boundaries', () => {
@@ -168,6 +173,19 @@ describe('HLS playlists and the DASH manifest', () => {
     assert.match(p, /#EXT-X-PLAYLIST-TYPE:VOD/);
     assert.doesNotMatch(p, /PROGRAM-DATE-TIME/);
     assert.deepEqual(segmentDurations(p), [4, 4.04]);
+  });
+
+  it('tidies a growing media playlist into an EVENT playlist that starts at the beginning', () => {
+    const growing = media.replace(/#EXT-X-ENDLIST\n?/, '');
+    const p = normalizeMediaPlaylist(growing, 'EVENT', 6);
+    assert.match(p, /#EXT-X-PLAYLIST-TYPE:EVENT\n/);
+    assert.match(p, /#EXT-X-START:TIME-OFFSET=0\n/, 'players start at 0, not at the live edge');
+    assert.match(p, /#EXT-X-TARGETDURATION:6\n/, 'the segment length: it does not change as segments arrive');
+    assert.doesNotMatch(p, /#EXT-X-ENDLIST/);
+    assert.doesNotMatch(p, /PLAYLIST-TYPE:VOD/);
+    assert.doesNotMatch(normalizeMediaPlaylist(media, 'EVENT', 4), /#EXT-X-ENDLIST/, 'never an end while it grows');
+    assert.deepEqual(segmentDurations(p), [4, 4.04]);
+    assert.deepEqual(playlistUris(p), playlistUris(growing));
   });
 
   it('rewrites every URI with a prefix and a signature query', () => {
