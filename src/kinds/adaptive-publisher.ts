@@ -45,14 +45,15 @@ export class PackagePublisher {
     private readonly plan: PublisherPlan,
   ) {}
 
-  /** Passes every PASS_MS until stop(); a pass never overlaps the previous one. */
-  start(): void {
+  /** Passes every PASS_MS until stop(); a pass never overlaps the previous one. `failed`: told of the first failure. */
+  start(failed: () => void): void {
     this.timer = setInterval(() => {
       if (this.failure !== null) return;
       this.running = this.running
         .then(() => this.pass())
         .catch((err: unknown) => {
           this.failure ??= err;
+          failed();
         });
     }, PASS_MS);
   }

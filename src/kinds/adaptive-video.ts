@@ -125,20 +125,28 @@ export const adaptiveVideoKind = defineKind({
         segmentSeconds,
         head: (master) => ({ text: master, ...headOf(master, about), ref: ctx.target.ref ?? 'hls' }),
       });
-    publisher?.start();
+    // A pass that fails (storage, a taken filename) stops FFmpeg at once, and its error is the task's.
+    const passFailed = new AbortController();
+    publisher?.start(() => passFailed.abort());
     try {
       await runFfmpeg(
         buildAdaptiveArgs(input.path, dir, { ladder, codec, segmentSeconds }, input.probe, ctx.config.limits),
         {
           timeoutMs: ctx.timeoutMs,
-          signal: ctx.signal,
+          signal: AbortSignal.any([ctx.signal, passFailed.signal]),
           expectedDurationSeconds: input.probe.duration,
           onProgress: ctx.progress,
         },
       );
-    } finally {
-      await publisher?.stop();
+    } catch (err) {
+      throw (
+        (await publisher?.stop().then(
+          () => null,
+          (failure: unknown) => failure,
+        )) ?? err
+      );
     }
+    await publisher?.stop();
     const result = await packageResult(ctx.target.ref, dir, about);
     // A package cut at the duration limit although the source should have ended before: refused, as for video.
     checkOutputCap(result.files[0]?.duration, {}, input.probe, ctx.config.limits);

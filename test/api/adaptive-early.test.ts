@@ -182,4 +182,18 @@ describe('adaptive_video: playable early', () => {
     );
     assert.deepEqual(await packageBlobs(), before, 'no segment left');
   });
+
+  it('an output path that is taken stops the encode as soon as the package would become playable', async () => {
+    const before = await packageBlobs();
+    const created = await t.call('POST', '/tasks', {
+      key,
+      body: { ...TASK, file_id: long.id, filename: long.filename },
+    });
+    assert.equal(created.status, 201, created.text);
+    const done = await waitForTask(t, key, created.json.data.id, undefined, 300_000);
+    assert.equal(done.status, 'failed');
+    assert.equal(done.error_code, 'file_conflict');
+    assert.ok(done.progress < 50, `FFmpeg was stopped early (progress ${done.progress})`);
+    assert.deepEqual(await packageBlobs(), before, 'no segment left');
+  });
 });
