@@ -3,8 +3,12 @@
 //   the identical ladder command (buildAdaptiveArgs: the very argv the task runs), on a generated
 //   1080p source (default 60 s; BENCH_ADAPTIVE_SECONDS), paired runs alternating which goes first;
 //   then each rung's SSIM against the source (libvmaf is absent from Debian's FFmpeg 5.1).
+//   Time to first playable: the task's created -> playable_at (its package plays from then on,
+//   docs/tasks.md) against its full time (target <= 30 %), and the same moment of the raw run
+//   (every rendition's playlist lists a segment), watched in its output directory.
 // Run: npm run bench:adaptive   (mediad runs as a child process on loopback; results in bench/results/adaptive.json)
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -51,6 +55,8 @@ try {
   const input = await upload(m, src, 'source.mp4');
   const task: number[] = [];
   const raw: number[] = [];
+  const playable: number[] = [];
+  const rawPlayable: number[] = [];
   const taskCpu: number[] = [];
   const rawCpu: number[] = [];
   const server = m.child.pid!;
@@ -63,6 +69,7 @@ try {
     });
     const t = await waitDone(m, created.id, 500);
     task.push(ms(t.created, t.finished));
+    playable.push(t.playable_at ? ms(t.created, t.playable_at) : NaN);
     // FFmpeg (a child the server waited for) and the server's own work for the task.
     const after = await cpuOf(server);
     taskCpu.push(after.own - before.own + after.children - before.children);
@@ -72,8 +79,19 @@ try {
     await fs.mkdir(rawDir);
     const before = await cpuOf('self');
     const s = performance.now();
-    execFileSync('ffmpeg', args, { stdio: 'ignore' });
+    // The raw run's first playable moment: every media playlist lists a segment (polled as the task's writer does).
+    let first = NaN;
+    const watch = setInterval(() => {
+      if (!Number.isNaN(first)) return;
+      const lists = ladder.map((_, i) => path.join(rawDir, `media_${i}.m3u8`));
+      if (lists.every((l) => existsSync(l) && readFileSync(l, 'utf8').includes('#EXTINF')))
+        first = performance.now() - s;
+    }, 100);
+    await new Promise<void>((resolve, reject) =>
+      execFile('ffmpeg', args, (err) => (err ? reject(err) : resolve())),
+    ).finally(() => clearInterval(watch));
     raw.push(performance.now() - s);
+    rawPlayable.push(first);
     rawCpu.push((await cpuOf('self')).children - before.children);
   };
   for (let i = 0; i < RUNS; i++) {
@@ -124,7 +142,12 @@ try {
       cpuRatio: taskCpu[i]! / rawCpu[i]!,
     })),
     target: 1.05,
-    timeToFirstPlayable: 'not measured: the package is published when the whole ladder is done (docs/tasks.md)',
+    timeToFirstPlayable: {
+      taskMs: median(playable),
+      share: median(playable.map((p, i) => p / task[i]!)),
+      rawMs: median(rawPlayable),
+      target: 0.3,
+    },
     rungs,
   };
   await fs.mkdir('bench/results', { recursive: true });
@@ -138,6 +161,10 @@ try {
   );
   console.log(
     `  CPU time: task ${f(results.cpu.taskMs)} s (FFmpeg + the server) | raw ffmpeg ${f(results.cpu.ffmpegMs)} s | ratio ${cpuRatio.toFixed(3)}x`,
+  );
+  const ttfp = results.timeToFirstPlayable;
+  console.log(
+    `  first playable: task ${f(ttfp.taskMs)} s after creation = ${(ttfp.share * 100).toFixed(1)} % of its full time (target <= 30 %) ${ttfp.share <= 0.3 ? 'PASS' : 'FAIL'} | raw ffmpeg's first segments in every playlist ${f(ttfp.rawMs)} s`,
   );
   for (const r of rungs)
     console.log(
