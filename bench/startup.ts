@@ -130,11 +130,22 @@ async function underLoad(pid: number, urls: string[], headers: Record<string, st
     }
   })();
   const rps: number[] = [];
-  for (const url of urls) rps.push((await wrk(url, headers, LOAD_SECONDS, 1)).rps);
+  const errors: string[] = [];
+  for (const url of urls) {
+    const r = await wrk(url, headers, LOAD_SECONDS, 1);
+    rps.push(r.rps);
+    if (r.errors) errors.push(`${url}: ${r.errors}`);
+  }
   sampling = false;
   await sampler;
   await sleep(IDLE_MS);
-  return { peakMb: peak / 1e6, afterMb: ((await rssBytes(pid)) ?? 0) / 1e6, threads: await threadsOf(pid), rps };
+  return {
+    peakMb: peak / 1e6,
+    afterMb: ((await rssBytes(pid)) ?? 0) / 1e6,
+    threads: await threadsOf(pid),
+    rps,
+    errors,
+  };
 }
 
 async function main(): Promise<void> {
@@ -298,6 +309,7 @@ async function main(): Promise<void> {
     console.log(
       `\nRSS under load (wrk -t2 -c64, ${LOAD_SECONDS} s on GET /files/{id} then ${LOAD_SECONDS} s on GET /files?limit=20): mediad peak ${fmt(l.peakMb, 1)} MB, ${fmt(l.afterMb, 1)} MB ${IDLE_MS / 1000} s after, ${l.threads} threads (${l.rps.map((r) => fmt(r, 0)).join(' / ')} req/s); bare Fastify (/health, empty /files) peak ${fmt(bareLoad.extra!.peakMb, 1)} MB, ${fmt(bareLoad.extra!.afterMb, 1)} MB after, ${bareLoad.extra!.threads} threads`,
     );
+    for (const e of [...l.errors, ...bareLoad.extra!.errors]) console.log(`  wrk reported: ${e}`);
     const file = await writeResults('startup', {
       date: new Date().toISOString(),
       node: process.version,
