@@ -8,6 +8,7 @@ import { createRateLimiter } from './http/rate-limit.js';
 import { observeRequest, UNMATCHED_ROUTE } from './metrics/registry.js';
 import { metricsRoutes } from './api/metrics.js';
 import { validatorCompiler } from './http/validation.js';
+import { lazySerializerCompiler } from './http/serializers.js';
 import { requestedVersion } from './http/version.js';
 import { registerRepresentation } from './http/representation.js';
 import { jsonOnlyScope, registerJsonBodies } from './http/json-body.js';
@@ -64,6 +65,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   }) as unknown as FastifyInstance;
 
   app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(lazySerializerCompiler);
   registerJsonBodies(app, deps.config.limits.bodyLimitBytes);
   registerErrorHandling(app);
   registerRepresentation(app);

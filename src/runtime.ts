@@ -9,7 +9,6 @@ import { setMediaBinaries } from './media/index.js';
 import { createGuardedClient } from './net/index.js';
 import { createDiskBlobStore, type DiskBlobStore, type S3BlobStore } from './storage/index.js';
 import { sweepExpiredKeys } from './services/idempotency.js';
-import { connectRedis } from './ratelimit/redis-client.js';
 import { isAlive } from './process-liveness.js';
 import { sweepBlobJournal } from './services/media/blob-journal.js';
 import { sweepAbandonedPackages } from './services/media/growing-package.js';
@@ -63,7 +62,11 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
   );
 
   const listener = config.database.dialect === 'postgres' ? listenForWork(config.database.url, log) : null;
-  const redis = config.redisUrl ? await connectRedis(config.redisUrl, log) : undefined; // rate limits across processes
+  // Rate limits across processes; ioredis is loaded only when Redis is configured.
+  const redisUrl = config.redisUrl;
+  const redis = redisUrl
+    ? await import('./ratelimit/redis-client.js').then((r) => r.connectRedis(redisUrl, log))
+    : undefined;
   const deps: Deps = {
     config,
     db,

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import pg from 'pg';
+import { pg } from './pg-module.js';
 import {
   CompiledQuery,
   Kysely,
@@ -178,8 +178,9 @@ export function openDatabase(database: Config['database']): OpenDatabase {
 export function connect(database: Config['database']): Db {
   if (database.dialect === 'postgres') {
     // bigint (int8) columns come back as numbers; file sizes stay far below 2^53.
-    pg.types.setTypeParser(20, (v) => Number(v));
-    const pool = new pg.Pool({ connectionString: database.url, max: database.poolSize });
+    const { types, Pool } = pg();
+    types.setTypeParser(20, (v) => Number(v));
+    const pool = new Pool({ connectionString: database.url, max: database.poolSize });
     // An idle connection closed by the server (a restart, a failover) is dropped and replaced by
     // the pool; without a listener its 'error' event would crash the process. Queries in flight
     // still fail and report their own errors.

@@ -1,5 +1,6 @@
 import { SqliteAdapter, sql, type Kysely } from 'kysely';
-import pg from 'pg';
+import type pgModule from 'pg';
+import { pg } from './pg-module.js';
 import type { Logger } from 'pino';
 import type { Database } from './schema.js';
 import { signals, EVENTS_READY, TASK_READY, WEBHOOK_READY, type WorkSignal } from '../signals.js';
@@ -24,11 +25,11 @@ export async function notify(db: Kysely<Database>, signal: WorkSignal): Promise<
 
 /** Listens on all channels until closed; reconnects with a pause if the connection drops. */
 export function listenForWork(url: string, log: Logger): { close(): Promise<void> } {
-  let client: pg.Client | null = null;
+  let client: pgModule.Client | null = null;
   let closed = false;
   const connect = async () => {
     while (!closed) {
-      const c = new pg.Client({ connectionString: url });
+      const c = new (pg().Client)({ connectionString: url });
       try {
         await c.connect();
         c.on('notification', (msg) => signals.emit(CHANNELS[msg.channel as Channel] ?? TASK_READY));

@@ -1,4 +1,7 @@
-import { Ajv } from 'ajv';
+import { Ajv, type ValidateFunction } from 'ajv';
+
+/** Ajv's second argument to a validator: the parent object, so a coerced root value can be written back. */
+type DataValidationCxt = Parameters<ValidateFunction>[1];
 import addFormatsImport from 'ajv-formats';
 import type { FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify';
 
@@ -29,6 +32,8 @@ const DECIMAL_INTEGER = /^-?\d{1,16}$/;
 
 /** What a validator compiler returns (Fastify does not export the type by name). */
 type FastifyValidationResult = ReturnType<FastifySchemaCompiler<unknown>>;
+/** A validator that takes Ajv's second argument (the parent object, so a coerced root value can be written back). */
+type Validate = ((data: unknown, cxt?: DataValidationCxt) => boolean) & Pick<FastifyValidationResult, 'errors'>;
 
 function integerProperties(schema: unknown): string[] {
   if (!schema || typeof schema !== 'object' || !('properties' in schema)) return [];
@@ -44,11 +49,11 @@ function integerProperties(schema: unknown): string[] {
  * " 5" and "5.0" became integers (and "1e20" a page far past SQLite's range). An integer
  * parameter of the query must be written in decimal digits; anything else is named at fault.
  */
-function decimalQueryIntegers(schema: unknown, validate: FastifyValidationResult): FastifyValidationResult {
+function decimalQueryIntegers(schema: unknown, validate: ValidateFunction): Validate {
   const keys = integerProperties(schema);
   if (keys.length === 0) return validate;
   // Runs on every list request (GET /files is the hot path): nothing is allocated unless a value is bad.
-  const wrapped: FastifyValidationResult = (data: unknown) => {
+  const wrapped: Validate = (data: unknown, cxt?: DataValidationCxt) => {
     let bad: string[] | null = null;
     if (data !== null && typeof data === 'object') {
       for (const k of keys) {
@@ -56,7 +61,7 @@ function decimalQueryIntegers(schema: unknown, validate: FastifyValidationResult
         if (typeof v === 'string' && !DECIMAL_INTEGER.test(v)) (bad ??= []).push(k);
       }
     }
-    const ok = validate(data);
+    const ok = validate(data, cxt);
     if (bad === null) {
       wrapped.errors = validate.errors;
       return ok;
@@ -77,10 +82,30 @@ function decimalQueryIntegers(schema: unknown, validate: FastifyValidationResult
   return wrapped;
 }
 
-export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
+function compile(schema: unknown, httpPart: string | undefined): Validate {
   const ajv = httpPart === 'body' ? strict : coercing;
-  const validate = ajv.compile(schema as object) as FastifyValidationResult;
+  const validate = ajv.compile(schema as object);
   return httpPart === 'querystring' ? decimalQueryIntegers(schema, validate) : validate;
+}
+
+/**
+ * Ajv compiles a route's validator at its first request, not at start: compiling the ~300
+ * request schemas (each GET twice, for its HEAD route) was a third of `mediad serve`'s start-up
+ * CPU and kept their code in memory whether the route was ever called (bench/startup.ts).
+ * The wrapper costs a call per request; Ajv's second argument (the parent object, so a coerced
+ * root value can be written back) is passed on as Fastify passes it to Ajv's own functions.
+ */
+export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
+  let compiled: Validate | null = null;
+  const validate = (data: unknown, cxt?: DataValidationCxt) => {
+    compiled ??= compile(schema, httpPart);
+    const ok = compiled(data, cxt);
+    if (!ok) lazy.errors = compiled.errors;
+    return ok;
+  };
+  // Fastify passes the parent object only to functions that carry Ajv's schemaEnv.
+  const lazy: FastifyValidationResult = Object.assign(validate, { schemaEnv: true });
+  return lazy;
 };
 
 export { validationFailed, type AjvIssue } from '../validation-errors.js';

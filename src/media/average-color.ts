@@ -1,6 +1,6 @@
 // Mean colour of an image or of one video frame, used as a placeholder background.
 // Transparent pixels are flattened onto white, i.e. the colour as shown on a white page.
-import sharp from 'sharp';
+import { loadSharp } from './sharp-lib.js';
 import { AppError } from '../errors.js';
 import { frameGrabArgs } from './ffprobe-args.js';
 import {} from './ffmpeg-preamble.js';
@@ -62,6 +62,7 @@ async function meanColor(input: string | Buffer, maxPixels: number, timeoutMs: n
   try {
     // stats() would ignore the resize (it reads the input image), so the means are taken over
     // the small raw output instead. fastShrinkOnLoad lets JPEG/WebP decode at reduced size.
+    const sharp = await loadSharp();
     const out = await sharp(input, { limitInputPixels: maxPixels, sequentialRead: true })
       .timeout({ seconds: Math.max(1, Math.ceil(timeoutMs / 1000)) })
       .resize({

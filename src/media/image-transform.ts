@@ -1,7 +1,8 @@
 // Image transform with sharp, plus the ffmpeg frame grab used when an image task's input is a
 // video. Kept close to a bare sharp pipeline: the benchmark allows 1.15x raw sharp.
 import { rm, stat } from 'node:fs/promises';
-import sharp, { type Sharp } from 'sharp';
+import type { Sharp } from 'sharp';
+import { loadSharp } from './sharp-lib.js';
 import { checkFrameTime, type DurationLimit } from './duration-cap.js';
 import { runFfmpeg } from './ffmpeg-run.js';
 import { formatSeconds } from './ffprobe-args.js';
@@ -94,6 +95,7 @@ function encode(img: Sharp, opts: ImageOptions, animated: boolean): Sharp {
 }
 
 async function isAnimated(path: string, maxPixels: number): Promise<boolean> {
+  const sharp = await loadSharp();
   const meta = await sharp(path, { limitInputPixels: maxPixels }).metadata();
   return (meta.format === 'gif' || meta.format === 'webp') && (meta.pages ?? 1) > 1;
 }
@@ -113,6 +115,7 @@ export async function transformImage(
       (ctx.animated ?? (await isAnimated(inputPath, ctx.maxPixels)));
     // failOn 'error': phone JPEGs often end early or carry odd markers (warnings) and still
     // show fine in browsers; real decode errors still fail.
+    const sharp = await loadSharp();
     let img = sharp(inputPath, {
       limitInputPixels: ctx.maxPixels,
       sequentialRead: true,

@@ -1,7 +1,9 @@
 // The sharp pipeline of on-the-fly image URLs: one decode, one encode, straight to a buffer (the
 // result is small and is sent to the client at once, then stored). Kept as close to a bare sharp
 // call as the options allow: the benchmark holds a cache miss to 1.10x raw sharp.
-import sharp, { type Sharp } from 'sharp';
+import type sharpModule from 'sharp';
+import type { Sharp } from 'sharp';
+import { loadSharp } from './sharp-lib.js';
 import {
   imageOutputFormat,
   parseBackground,
@@ -44,11 +46,11 @@ export interface ImageUrlResult {
   mime: string;
 }
 
-const POSITION: Readonly<Record<ImageUrlPositionName, string | number>> = {
-  ...SHARP_POSITION,
-  attention: sharp.strategy.attention,
-  entropy: sharp.strategy.entropy,
-};
+let position: Readonly<Record<ImageUrlPositionName, string | number>> | null = null;
+/** The crop positions, sharp's smart strategies among them (read from sharp once it is loaded). */
+function positions(sharp: typeof sharpModule): Readonly<Record<ImageUrlPositionName, string | number>> {
+  return (position ??= { ...SHARP_POSITION, attention: sharp.strategy.attention, entropy: sharp.strategy.entropy });
+}
 
 function encode(img: Sharp, r: ImageUrlRender): Sharp {
   const quality = Math.min(100, Math.max(1, Math.round(r.quality)));
@@ -75,6 +77,7 @@ export async function renderImageUrl(
 ): Promise<ImageUrlResult> {
   const bg = parseBackground(r.background);
   try {
+    const sharp = await loadSharp();
     let img = sharp(input, {
       limitInputPixels: ctx.maxPixels,
       failOn: 'error',
@@ -91,7 +94,7 @@ export async function renderImageUrl(
         width: r.width,
         height: r.height,
         fit: r.fit,
-        position: POSITION[r.position],
+        position: positions(sharp)[r.position],
         background: bg,
         withoutEnlargement: !r.enlarge,
       });
@@ -120,6 +123,7 @@ export async function animatedPageAt(
   maxPixels: number,
 ): Promise<{ page: number; pages: number; duration: number }> {
   try {
+    const sharp = await loadSharp();
     const meta = await sharp(input, { limitInputPixels: maxPixels }).metadata();
     const pages = meta.pages ?? 1;
     const delays = meta.delay ?? [];

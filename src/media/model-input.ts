@@ -1,6 +1,6 @@
 // Pixels for image models and vision providers: decoded and resized here because sharp and
 // ffmpeg live in src/media. Model inputs are packed RGB bytes (height x width x 3).
-import sharp from 'sharp';
+import { loadSharp } from './sharp-lib.js';
 import { failureLine } from './ffmpeg-run.js';
 import { formatSeconds } from './ffprobe-args.js';
 import { ffmpegPreamble, oneStreamOf } from './ffmpeg-preamble.js';
@@ -20,6 +20,7 @@ export interface RgbImage {
  */
 export async function imageToRgb(path: string, size: number, opts: { maxPixels?: number } = {}): Promise<RgbImage> {
   try {
+    const sharp = await loadSharp();
     const { data, info } = await sharp(path, { limitInputPixels: opts.maxPixels ?? 100_000_000, failOn: 'error' })
       .rotate()
       .flatten({ background: '#ffffff' })
@@ -100,6 +101,7 @@ export async function imageDataUrl(
 ): Promise<string> {
   const side = opts.maxSide ?? 1024;
   try {
+    const sharp = await loadSharp();
     const jpeg = await sharp(path, { limitInputPixels: opts.maxPixels ?? 100_000_000, failOn: 'error' })
       .rotate()
       .flatten({ background: '#ffffff' })

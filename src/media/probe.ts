@@ -2,7 +2,9 @@
 // audio/video. Limits are checked here, before anything decodes pixels or samples; the
 // declared duration is checked against the packets at the file's end (probe-duration.ts).
 import { stat } from 'node:fs/promises';
-import sharp, { type Metadata } from 'sharp';
+import type sharpModule from 'sharp';
+import type { Metadata } from 'sharp';
+import { loadSharp } from './sharp-lib.js';
 import { ffprobeArgs } from './ffprobe-args.js';
 import {} from './ffmpeg-preamble.js';
 import {
@@ -72,12 +74,13 @@ export async function probeFile(path: string, limits: ProbeLimits, opts: ProbeOp
 }
 
 /** Whether this libvips build can decode HEIC (HEVC); the prebuilt sharp binaries cannot. */
-function heicReadable(): boolean {
+function heicReadable(sharp: typeof sharpModule): boolean {
   return sharp.format.heif.input.fileSuffix?.includes('.heic') ?? false;
 }
 
 /** Null when sharp does not recognise the file or it is a format we do not take as an image. */
 async function probeImage(path: string, limits: ProbeLimits): Promise<ProbeResult | null> {
+  const sharp = await loadSharp();
   let meta: Metadata;
   try {
     // Header only. limitInputPixels off so that the limit message below is ours, with the size.
@@ -85,7 +88,7 @@ async function probeImage(path: string, limits: ProbeLimits): Promise<ProbeResul
   } catch {
     return null;
   }
-  const fmt = imageFormat(meta.format, meta.compression, heicReadable());
+  const fmt = imageFormat(meta.format, meta.compression, heicReadable(sharp));
   const width = meta.width;
   const height = meta.pageHeight ?? meta.height;
   if (!fmt || !width || !height) return null;

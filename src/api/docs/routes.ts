@@ -1,12 +1,12 @@
-import scalar from '@scalar/fastify-api-reference';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../../deps.js';
 import { AppError } from '../../errors.js';
 import { guide } from './guide.js';
 import { bareDocument } from './openapi.js';
 import { readFile } from 'node:fs/promises';
+import type { FastifyApiReferenceOptions } from '@scalar/fastify-api-reference';
 import { caFileForClients, localCaPath } from '../../tls/ca-file.js';
 
 /**
@@ -41,7 +41,7 @@ export async function docsRoutes(fastify: FastifyInstance, { deps }: { deps: Dep
     },
   );
 
-  await app.register(scalar, {
+  scalarOnFirstUse(app, {
     routePrefix: '/docs',
     // The page loads the document from /openapi.json; its script is bundled in the package.
     // Everything that would reach a cloud is off: fonts, telemetry, the developer toolbar
@@ -105,4 +105,41 @@ export async function docsRoutes(fastify: FastifyInstance, { deps }: { deps: Dep
       return reply.type('text/markdown; charset=utf-8').send(`# ${s.title}\n\n${s.markdown}\n`);
     },
   );
+}
+
+/** The routes Scalar's plugin adds under its prefix (its page, its script, the document it re-serves). */
+const SCALAR_PATHS = ['', '/', '/js/scalar.js', '/openapi-scalar.json', '/openapi-scalar.yaml'];
+/** Headers of the inner answer that belong to its own connection, not to ours. */
+const HOP_HEADERS = new Set(['connection', 'content-length', 'date', 'keep-alive', 'transfer-encoding']);
+
+/**
+ * Scalar's reference page, loaded at the first request for it. Its package reads its 3.5 MB
+ * script into memory when registered and brings an OpenAPI parser and a YAML library: 16 MB of
+ * RSS and ~120 ms of start-up CPU for a page few processes ever serve (bench/startup.ts). Its
+ * routes are declared here; the first request registers the plugin, as configured, on a
+ * Fastify instance of its own that is never bound to a port, and every request is answered by
+ * it through inject().
+ */
+function scalarOnFirstUse(app: FastifyInstance, options: FastifyApiReferenceOptions): void {
+  let inner: Promise<FastifyInstance> | null = null;
+  const load = async () => {
+    const { default: scalar } = await import('@scalar/fastify-api-reference');
+    const reference = Fastify({ loggerInstance: app.log });
+    await reference.register(scalar, options);
+    await reference.ready();
+    return reference;
+  };
+  const answer = async (req: FastifyRequest, reply: FastifyReply) => {
+    inner ??= load().catch((err: unknown) => {
+      inner = null;
+      throw err;
+    });
+    const res = await (await inner).inject({ method: 'GET', url: req.url, headers: req.headers });
+    for (const [name, value] of Object.entries(res.headers))
+      if (value !== undefined && !HOP_HEADERS.has(name)) reply.header(name, value);
+    return reply.code(res.statusCode).send(res.rawPayload);
+  };
+  const prefix = options.routePrefix ?? '/docs';
+  for (const path of SCALAR_PATHS)
+    app.get(`${prefix}${path}`, { config: { unversioned: true }, schema: { hide: true }, logLevel: 'warn' }, answer);
 }

@@ -1,5 +1,5 @@
 import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
-import * as client from 'openid-client';
+import type * as OpenId from 'openid-client';
 import { Type, type Static } from 'typebox';
 import { Check } from 'typebox/value';
 import type { OidcConfig } from '../../config.js';
@@ -32,6 +32,12 @@ const PROVIDER_TIMEOUT_SECONDS = 15;
 const MAX_PROVIDER_ANSWER_BYTES = 1024 * 1024;
 const SCOPE = 'openid email profile';
 
+let openIdClient: Promise<typeof OpenId> | null = null;
+/** openid-client is loaded at the first sign-in: a server without OIDC (most) never loads it (bench/startup.ts). */
+function loadClient(): Promise<typeof OpenId> {
+  return (openIdClient ??= import('openid-client'));
+}
+
 /** A sign-in that failed for a reason the person is told (by its code); the detail is for the log. */
 export class OidcFailure extends Error {
   constructor(
@@ -54,7 +60,7 @@ const PendingSchema = Type.Object({
 type Pending = Static<typeof PendingSchema>;
 
 /** The provider's calls, through the guarded client (openid-client takes a fetch of this shape). */
-export function guardedFetch(outbound: Outbound): client.CustomFetch {
+export function guardedFetch(outbound: Outbound): OpenId.CustomFetch {
   return async (url, options) => {
     const body = options.body;
     let sent: string | Buffer | undefined;
@@ -135,17 +141,19 @@ export function createOidcSignIn(deps: Deps, oidc: OidcConfig): OidcSignIn {
   const redirectUri = `${deps.config.publicUrl}${OIDC_CALLBACK_PATH}`;
   const key = Buffer.from(hkdfSync('sha256', oidc.clientSecret, 'mediad', 'oidc state cookie', 32));
   const issuer = new URL(oidc.issuer);
-  let discovered: Promise<client.Configuration> | null = null;
+  let discovered: Promise<OpenId.Configuration> | null = null;
 
   /** The provider's metadata, discovered once; a failed discovery is tried again at the next sign-in. */
-  function configuration(): Promise<client.Configuration> {
-    discovered ??= client
-      .discovery(issuer, oidc.clientId, oidc.clientSecret, client.ClientSecretBasic(oidc.clientSecret), {
-        [client.customFetch]: guardedFetch(deps.outbound),
-        timeout: PROVIDER_TIMEOUT_SECONDS,
-        // Plain HTTP is allowed by config.ts only for an issuer on a loopback address.
-        ...(issuer.protocol === 'http:' ? { execute: [client.allowInsecureRequests] } : {}),
-      })
+  function configuration(): Promise<OpenId.Configuration> {
+    discovered ??= loadClient()
+      .then((client) =>
+        client.discovery(issuer, oidc.clientId, oidc.clientSecret, client.ClientSecretBasic(oidc.clientSecret), {
+          [client.customFetch]: guardedFetch(deps.outbound),
+          timeout: PROVIDER_TIMEOUT_SECONDS,
+          // Plain HTTP is allowed by config.ts only for an issuer on a loopback address.
+          ...(issuer.protocol === 'http:' ? { execute: [client.allowInsecureRequests] } : {}),
+        }),
+      )
       .catch((err: unknown) => {
         discovered = null;
         throw new OidcFailure('oidc_provider_unreachable', `discovery of ${oidc.issuer} failed`, { cause: err });
@@ -215,6 +223,7 @@ export function createOidcSignIn(deps: Deps, oidc: OidcConfig): OidcSignIn {
   return {
     async begin() {
       const config = await configuration();
+      const client = await loadClient();
       const verifier = client.randomPKCECodeVerifier();
       const pending: Pending = {
         state: client.randomState(),
@@ -245,10 +254,11 @@ export function createOidcSignIn(deps: Deps, oidc: OidcConfig): OidcSignIn {
           `the provider answered ${query.get('error')}: ${query.get('error_description') ?? ''}`,
         );
       const config = await configuration();
+      const client = await loadClient();
       const current = new URL(redirectUri);
       for (const [k, v] of query) current.searchParams.append(k, v);
 
-      let tokens: Awaited<ReturnType<typeof client.authorizationCodeGrant>>;
+      let tokens: Awaited<ReturnType<typeof OpenId.authorizationCodeGrant>>;
       try {
         tokens = await client.authorizationCodeGrant(config, current, {
           pkceCodeVerifier: pending.verifier,

@@ -1,0 +1,60 @@
+// The last step of `npm run build:ts`: the mediad command (dist/src/cli.js, what `npm start`, the
+// Dockerfile and the systemd units run) is replaced by an esbuild bundle of src/ and most of its
+// packages, beside it in dist/src/: one file plus chunks for what is loaded on demand (S3, Redis).
+// Node's ES module loader pays per module (resolve, read, parse, link): the command loaded
+// ~2,000 modules (typebox alone 679, kysely 262, src/ 313), which was half of the start's CPU
+// (bench/startup.ts, docs/benchmarks.md). Everything else in dist/src (what the tests import)
+// stays tsc's one file per module.
+//
+// Kept external (loaded from node_modules as before): native addons, packages that read files
+// relative to their own code (Scalar's script, nsfwjs's models, tfjs's WASM), packages loaded
+// only on first use anyway, and pino (its transports start worker threads by file name).
+// The SQLite reader and request-log writer threads are entries of their own, written beside the
+// command: src/db/threads.ts starts `./<name>.js` relative to its own module, which in the
+// bundle is a file of this same directory.
+import { build } from 'esbuild';
+import { readdirSync, rmSync } from 'node:fs';
+import path from 'node:path';
+
+const OUT = 'dist/src';
+const EXTERNAL = [
+  'better-sqlite3',
+  'sharp',
+  '@scalar/*',
+  '@tensorflow/*',
+  'nsfwjs',
+  'nsfwjs/*',
+  '@tus/*',
+  '@aws-sdk/*',
+  'pg',
+  'ioredis',
+  'openid-client',
+  'pino',
+  '@fastify/swagger',
+];
+
+// Chunks of an earlier build have other hashes: remove them so they do not pile up.
+for (const name of readdirSync(OUT)) if (/^chunk-.*\.js(\.map)?$/.test(name)) rmSync(path.join(OUT, name));
+
+await build({
+  entryPoints: {
+    cli: 'src/cli.ts',
+    'reader-thread': 'src/db/reader-thread.ts',
+    'log-writer-thread': 'src/db/log-writer-thread.ts',
+  },
+  outdir: OUT,
+  entryNames: '[name]',
+  chunkNames: 'chunk-[hash]',
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  external: EXTERNAL,
+  sourcemap: true,
+  logLevel: 'warning',
+  // CommonJS packages bundled into an ES module still call require() for Node's built-ins.
+  banner: {
+    js: "import { createRequire as mediadRequire } from 'node:module'; const require = mediadRequire(import.meta.url);",
+  },
+});
