@@ -55,18 +55,7 @@ export function compiledOnce<A extends unknown[], R>(
       (rows) => renderer.render(arg, rows),
     );
 
-  /**
-   * The rows read at once on this thread by the reader's own connection (ReaderThread.queryHere),
-   * for single-row reads by key, where the trip to the thread costs more than the read; through
-   * Kysely where there is no reader (PostgreSQL, in memory) or it has failed.
-   */
-  const readHere = async (h: ReadHandle, ...args: A): Promise<R[]> => {
-    const q = withValues(h.db, args);
-    if (h.reader?.usable) return h.reader.queryHere(q.sql, q.parameters) as R[];
-    return (await h.db.executeQuery(q)).rows;
-  };
-
-  return Object.assign(read, { rendered, readHere });
+  return Object.assign(read, { rendered });
 }
 
 /** A read on the SQLite reader thread where there is one, else (PostgreSQL, in memory, a failed thread) through Kysely, its rows given to `here`. */

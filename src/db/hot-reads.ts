@@ -5,7 +5,7 @@ import { FILE_LIST } from './renderers.js';
 
 // The hot reads, all in one closed table: each compiled once and run on the SQLite reader thread
 // where there is one (compiled.ts, reader.ts), rendered to JSON there by the renderers of
-// renderers.ts; a single row by its key is read at once by the reader's same-thread connection. GET /files/{id}, GET /files and every list's total go through here.
+// renderers.ts. GET /files/{id}, GET /files and every list's total go through here.
 
 const fileById = compiledOnce(
   (db, projectId: string, id: string) =>
@@ -40,9 +40,9 @@ const counterRow = compiledOnce(
 
 export type CountedResource = 'files' | 'media' | 'tasks' | 'automations';
 
-/** A file of the project with its blob key and probe, or undefined (one row by key: read here, compiled.ts). */
+/** A file of the project with its blob key and probe, or undefined. */
 export async function readFile(h: ReadHandle, projectId: string, id: string) {
-  return (await fileById.readHere(h, projectId, id))[0];
+  return (await fileById(h, projectId, id))[0];
 }
 
 /** A page of the project's files (newest first) as the JSON text of their array. */

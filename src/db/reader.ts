@@ -1,7 +1,6 @@
 import type { Worker } from 'node:worker_threads';
-import SQLite from 'better-sqlite3';
 import type { RendererName } from './renderers.js';
-import { rowBuilder, statementRowBuilder, type RowBuilder } from './rows.js';
+import { rowBuilder, type RowBuilder } from './rows.js';
 import { startThread } from './threads.js';
 
 /** [a renderer of db/renderers.ts, its argument] */
@@ -15,14 +14,6 @@ export type ReadReply = [
   string[] | null,
   { message: string; code?: string | undefined } | null,
 ];
-
-/** A statement of the same-thread connection: rows as arrays, rebuilt as objects (rows.ts). */
-interface HereStatement {
-  stmt: SQLite.Statement;
-  toObject: RowBuilder;
-}
-
-const HERE_STATEMENTS = 100;
 
 interface Pending {
   sql: string;
@@ -48,37 +39,8 @@ export class ReaderThread {
   private queue: ReadRequest[] = [];
   private nextId = 0;
   private failed: Error | null = null;
-  private here: SQLite.Database | null = null;
-  private readonly hereStatements = new Map<string, HereStatement>();
 
   constructor(private readonly file: string) {}
-
-  /**
-   * A read answered at once on the calling thread, by a read-only connection of its own (opened
-   * at the first such read). For a single row by its key SQLite takes about 2 µs, while the trip
-   * to the thread costs the main thread more than that (postMessage, the reply's dispatch and
-   * parse, a promise) and the thread as much again: measured on GET /files/{id}, bench/api-ab.ts.
-   * Not the main connection: a transaction open there across an await would show its
-   * uncommitted writes. In autocommit each statement reads its own WAL snapshot, so this sees
-   * every commit made before it, by any connection or process, as the thread does.
-   */
-  queryHere(sql: string, parameters: readonly unknown[]): unknown[] {
-    let s = this.hereStatements.get(sql);
-    if (!s) {
-      if (!this.here) {
-        this.here = new SQLite(this.file, { fileMustExist: true });
-        this.here.pragma('busy_timeout = 10000');
-        this.here.pragma('query_only = ON'); // it can never write, whatever SQL reaches it
-      }
-      const stmt = this.here.prepare(sql);
-      if (!stmt.reader) throw new Error('queryHere runs queries that return rows only');
-      s = { stmt: stmt.raw(true), toObject: statementRowBuilder(() => stmt.columns().map((c) => c.name)) };
-      if (this.hereStatements.size >= HERE_STATEMENTS)
-        this.hereStatements.delete(this.hereStatements.keys().next().value!);
-      this.hereStatements.set(sql, s);
-    }
-    return (s.stmt.all(parameters) as unknown[][]).map(s.toObject);
-  }
 
   /** Started by the first read, so commands that never read this way (migrate, keys) never start it. */
   private started(): Worker {
@@ -122,9 +84,6 @@ export class ReaderThread {
 
   async close(): Promise<void> {
     this.fail(new Error('the database is closed'));
-    this.hereStatements.clear();
-    this.here?.close();
-    this.here = null;
     await this.worker?.terminate();
   }
 

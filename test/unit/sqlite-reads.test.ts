@@ -8,7 +8,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../src/db/schema.js';
 import { migrate, openDatabase } from '../../src/db/connect.js';
 import { bumpCounter } from '../../src/db/queries/counters.js';
-import { readCounter, readFile, readFilesPageJson } from '../../src/db/hot-reads.js';
+import { readCounter, readFilesPageJson } from '../../src/db/hot-reads.js';
 import { toFileObject } from '../../src/shapes/files.js';
 
 /** A files row of a project, created at `at` (foreign keys are off in these tests). */
@@ -233,36 +233,6 @@ describe('SQLite reader thread', async () => {
     assert.deepEqual(JSON.parse(await readFilesPageJson(database, url, 'prj_r', 2, 0)), expected([third, rows[1]!]));
     assert.deepEqual(JSON.parse(await readFilesPageJson(database, url, 'prj_r', 2, 2)), expected([rows[0]!]));
     assert.ok(readerThread()!.usable);
-  });
-
-  it('reads a file by id at once on its own connection: each commit seen, an open transaction never', async () => {
-    const reader = readerThread()!;
-    const row = fileRow('prj_h', 'file_h', '2026-01-04T00:00:00.000Z');
-    assert.equal(await readFile(database, 'prj_h', 'file_h'), undefined);
-    await db.insertInto('files').values(row).execute();
-    assert.deepEqual(await readFile(database, 'prj_h', 'file_h'), row, 'a commit is seen by the next read');
-    assert.equal(await readFile(database, 'prj_other', 'file_h'), undefined, 'another project sees nothing');
-    // A transaction open on the main connection across an await: its write stays invisible, and
-    // the read does not wait for it (it is another connection, not the main one).
-    let inside!: () => void;
-    const opened = new Promise<void>((resolve) => (inside = resolve));
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    const tx = db.transaction().execute(async (trx) => {
-      await trx.updateTable('files').set({ filename: 'renamed.png' }).where('id', '=', 'file_h').execute();
-      inside();
-      await held;
-      throw new Error('roll back');
-    });
-    await opened;
-    assert.equal((await readFile(database, 'prj_h', 'file_h'))?.filename, row.filename);
-    release();
-    await assert.rejects(tx, /roll back/);
-    await db.updateTable('files').set({ filename: 'later.png' }).where('id', '=', 'file_h').execute();
-    assert.equal((await readFile(database, 'prj_h', 'file_h'))?.filename, 'later.png');
-    assert.throws(() => reader.queryHere('delete from files', []), /rows only|read-only|readonly/);
-    assert.throws(() => reader.queryHere("update files set ref = 'x' returning id", []), /read-only|readonly/);
-    assert.equal((await readFile(database, 'prj_h', 'file_h'))?.ref, null);
   });
 
   it('falls back to the main connection once the thread is gone', async () => {
