@@ -2,7 +2,7 @@
 // both built, both serving copies of one seeded data dir at once, measured with wrk in short
 // alternating windows, so the drift of this shared VM (a fifth over minutes) falls on both alike.
 // Each pair gives a ratio B/A; the figure is the median of the pairs' ratios.
-//   npm run bench:ab -- <checkout A> [<checkout B, default this one>]   (BENCH_PAIRS, BENCH_SECONDS)
+//   npm run bench:ab -- <checkout A> [<checkout B, default this one>]   (BENCH_PAIRS, BENCH_SECONDS, BENCH_SKIP_BUILD)
 import { execFile, spawn } from 'node:child_process';
 import { cp, readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -76,7 +76,8 @@ async function serve(name: string, root: string, dataDir: string): Promise<Side>
 async function main(): Promise<void> {
   const [a, b = REPO] = process.argv.slice(2).map((p) => path.resolve(p));
   if (!a) throw new Error('usage: npm run bench:ab -- <checkout A> [<checkout B>]');
-  for (const root of [a, b]) {
+  // BENCH_SKIP_BUILD=1: both checkouts are already built (e.g. A is a fixed baseline built once).
+  for (const root of process.env.BENCH_SKIP_BUILD ? [] : [a, b]) {
     console.log(`building ${root}`);
     await run('npm', ['run', '--silent', 'build'], { cwd: root });
   }
@@ -103,27 +104,40 @@ async function main(): Promise<void> {
     const rows: (string | number)[][] = [];
     const summary = [];
     for (const c of cases) {
-      const per = { A: { rps: [] as number[], cpu: [] as number[] }, B: { rps: [] as number[], cpu: [] as number[] } };
+      const per = {
+        A: { rps: [] as number[], cpu: [] as number[], main: [] as number[] },
+        B: { rps: [] as number[], cpu: [] as number[], main: [] as number[] },
+      };
       const ratios: number[] = [];
       const cpuRatios: number[] = [];
+      const mainRatios: number[] = [];
       for (let i = 1; i <= PAIRS; i++) {
         // Alternate which side goes first, so a trend within a pair does not favour one side.
         const order = i % 2 ? sides : [...sides].reverse();
-        const got: Record<string, { rps: number; cpu: number }> = {};
+        const got: Record<string, { rps: number; cpu: number; main: number }> = {};
         for (const s of order) {
           await wrk(`${s.url}${c.path}`, auth, 2, 0);
           const before = await cpuMs(s.pid);
+          const mainBefore = await cpuMs(s.pid, true);
           const r = await wrk(`${s.url}${c.path}`, auth, SECONDS, 0);
-          got[s.name] = { rps: r.rps, cpu: (((await cpuMs(s.pid)) - before) * 1000) / r.requests };
+          // All threads (the reader and log-writer threads included), and the main thread alone:
+          // the one every request waits for, which bounds the req/s on a loaded machine.
+          got[s.name] = {
+            rps: r.rps,
+            cpu: (((await cpuMs(s.pid)) - before) * 1000) / r.requests,
+            main: (((await cpuMs(s.pid, true)) - mainBefore) * 1000) / r.requests,
+          };
         }
         for (const n of ['A', 'B'] as const) {
           per[n].rps.push(got[n]!.rps);
           per[n].cpu.push(got[n]!.cpu);
+          per[n].main.push(got[n]!.main);
         }
         ratios.push(got.B!.rps / got.A!.rps);
         cpuRatios.push(got.B!.cpu / got.A!.cpu);
+        mainRatios.push(got.B!.main / got.A!.main);
         console.log(
-          `${c.name} pair ${i}/${PAIRS}: A ${fmt(got.A!.rps, 0)} req/s ${fmt(got.A!.cpu, 0)} µs, B ${fmt(got.B!.rps, 0)} req/s ${fmt(got.B!.cpu, 0)} µs`,
+          `${c.name} pair ${i}/${PAIRS}: A ${fmt(got.A!.rps, 0)} req/s ${fmt(got.A!.cpu, 0)} µs (main ${fmt(got.A!.main, 0)}), B ${fmt(got.B!.rps, 0)} req/s ${fmt(got.B!.cpu, 0)} µs (main ${fmt(got.B!.main, 0)})`,
         );
       }
       rows.push([
@@ -134,6 +148,9 @@ async function main(): Promise<void> {
         fmt(median(per.A.cpu), 0),
         fmt(median(per.B.cpu), 0),
         fmt(median(cpuRatios), 3),
+        fmt(median(per.A.main), 0),
+        fmt(median(per.B.main), 0),
+        fmt(median(mainRatios), 3),
       ]);
       summary.push({
         case: c.name,
@@ -141,12 +158,33 @@ async function main(): Promise<void> {
         b: per.B,
         rpsRatio: median(ratios),
         cpuRatio: median(cpuRatios),
+        mainRatio: median(mainRatios),
         ratios,
         cpuRatios,
+        mainRatios,
       });
     }
-    console.log(`\nA: ${a}\nB: ${b}\n${PAIRS} pairs of ${SECONDS} s windows, wrk -t2 -c64, ${FILES} files seeded\n`);
-    console.log(table(['case', 'A req/s', 'B req/s', 'B/A req/s', 'A µs/req', 'B µs/req', 'B/A µs/req'], rows));
+    const load = (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ');
+    console.log(
+      `\nA: ${a}\nB: ${b}\n${PAIRS} pairs of ${SECONDS} s windows, wrk -t2 -c64, ${FILES} files seeded; load average at the end ${load}\n`,
+    );
+    console.log(
+      table(
+        [
+          'case',
+          'A req/s',
+          'B req/s',
+          'B/A req/s',
+          'A µs/req',
+          'B µs/req',
+          'B/A µs/req',
+          'A main µs',
+          'B main µs',
+          'B/A main µs',
+        ],
+        rows,
+      ),
+    );
     const file = await writeResults('api-ab', {
       date: new Date().toISOString(),
       node: process.version,

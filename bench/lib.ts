@@ -185,8 +185,9 @@ export async function rssBytes(pid: number): Promise<number | null> {
 }
 
 /** CPU time (user + system) a process has used so far, in ms, from /proc/<pid>/stat (clock ticks of 10 ms). */
-export async function cpuMs(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+/** CPU time of a process (all its threads), or with `mainThreadOnly` of its main thread alone. */
+export async function cpuMs(pid: number, mainThreadOnly = false): Promise<number> {
+  const stat = await readFile(mainThreadOnly ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // the command name may contain spaces
   return (Number(fields[11]) + Number(fields[12])) * 10; // utime and stime, fields 14 and 15 of the whole line
 }
@@ -209,8 +210,8 @@ function toMs(text: string): number {
 
 export function parseWrk(out: string): WrkResult {
   const rps = /Requests\/sec:\s+([\d.]+)/.exec(out);
-  const p50 = /^\s+50%\s+(\S+)$/m.exec(out);
-  const p99 = /^\s+99%\s+(\S+)$/m.exec(out);
+  const p50 = /^\s+50%\s+(\S+)\s*$/m.exec(out); // wrk pads "1.13s " with a space
+  const p99 = /^\s+99%\s+(\S+)\s*$/m.exec(out);
   const total = /(\d+) requests in/.exec(out);
   if (!rps || !p50 || !p99 || !total) throw new Error(`cannot parse wrk output:\n${out}`);
   const errors = [/Socket errors:.*$/m.exec(out)?.[0], /Non-2xx or 3xx responses:.*$/m.exec(out)?.[0]]

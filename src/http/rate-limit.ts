@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AfterAuth } from './auth.js';
 import type { Deps } from '../deps.js';
 import { principalId } from '../services/access.js';
@@ -21,23 +21,33 @@ export function createRateLimitStore(deps: Pick<Deps, 'config' | 'db' | 'log' | 
 /**
  * Counts one request against `key` and decides; null when the store failed. Fail open: a limiter
  * outage (Redis or the database away) must never become an API outage, so the request goes
- * through unlimited (with a warning at most every 30 s).
+ * through unlimited (with a warning at most every 30 s). The in-memory store answers at once,
+ * and so does this then (no promise on the API's hot path); Redis and PostgreSQL with a promise.
  */
 function counter(store: RateLimitStore) {
   let lastWarned = 0;
-  return async (req: FastifyRequest, key: string, limit: number): Promise<Decision | null> => {
+  const failed = (req: FastifyRequest, now: number, err: unknown): null => {
+    if (now - lastWarned > WARN_EVERY_MS) {
+      lastWarned = now;
+      req.log.warn(
+        { err, store: store.name },
+        'rate limit store failed; allowing requests unlimited until it recovers',
+      );
+    }
+    return null;
+  };
+  return (req: FastifyRequest, key: string, limit: number): Decision | null | Promise<Decision | null> => {
     const now = Date.now();
     try {
-      return decide(limit, now, await store.hit(key, windowIndex(now)));
-    } catch (err) {
-      if (now - lastWarned > WARN_EVERY_MS) {
-        lastWarned = now;
-        req.log.warn(
-          { err, store: store.name },
-          'rate limit store failed; allowing requests unlimited until it recovers',
+      const counts = store.hit(key, windowIndex(now));
+      if (counts instanceof Promise)
+        return counts.then(
+          (c) => decide(limit, now, c),
+          (err: unknown) => failed(req, now, err),
         );
-      }
-      return null;
+      return decide(limit, now, counts);
+    } catch (err) {
+      return failed(req, now, err);
     }
   };
 }
@@ -65,15 +75,20 @@ export function createRateLimiter(deps: Deps, store: RateLimitStore = createRate
   const count = counter(store);
   const limitHeader = String(limit);
 
-  return async (req, reply) => {
-    if (!req.auth) return;
-    const d = await count(req, principalId(req.auth.principal), limit);
+  const apply = (req: FastifyRequest, reply: FastifyReply, d: Decision | null): void => {
     if (!d) return;
     reply.header('ratelimit-limit', limitHeader);
     reply.header('ratelimit-remaining', String(d.remaining));
     reply.header('ratelimit-reset', String(d.resetSeconds));
-    const who = req.auth.principal.type === 'session' ? 'you' : 'this API key';
+    const who = req.auth?.principal.type === 'session' ? 'you' : 'this API key';
     if (!d.allowed) throw refusal(d, `rate limit of ${limit} requests per minute for ${who} exceeded`);
+  };
+
+  return (req, reply) => {
+    if (!req.auth) return;
+    const d = count(req, principalId(req.auth.principal), limit);
+    if (d instanceof Promise) return d.then((x) => apply(req, reply, x));
+    apply(req, reply, d);
   };
 }
 

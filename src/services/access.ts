@@ -96,8 +96,17 @@ const FAMILY_OF: [prefix: string, family: Family][] = [
 ];
 // Routes of no family (GET /system) answer every authenticated caller.
 
+/** familyOf's answers by route pattern: the patterns are the routes', a fixed few dozen. */
+const familyByRoute = new Map<string, Family | null>();
+
 /** The family of a route (by its path pattern), or null for routes outside the project's resources. */
 export function familyOf(routeUrl: string): Family | null {
+  let family = familyByRoute.get(routeUrl);
+  if (family === undefined) familyByRoute.set(routeUrl, (family = findFamily(routeUrl)));
+  return family;
+}
+
+function findFamily(routeUrl: string): Family | null {
   return (
     FAMILY_OF_ROUTE.get(routeUrl) ??
     FAMILY_OF.find(

@@ -269,12 +269,24 @@ export function forgetProjectKeys(projectId: string): void {
   for (const [token, entry] of authCache) if (entry.auth.projectId === projectId) authCache.delete(token);
 }
 
-/** Resolves a bearer token to its project and scopes, or null (unknown, revoked, expired or paused). Records last use at most once a minute per key. */
-export async function authenticate(deps: Pick<Deps, 'db' | 'clock'>, token: string): Promise<AuthContext | null> {
+/**
+ * Resolves a bearer token to its project and scopes, or null (unknown, revoked, expired or
+ * paused). A key verified in the last AUTH_CACHE_MS is answered at once, without a promise: the
+ * API's hot reads call this on every request (http/auth.ts runs its hook synchronously then).
+ */
+export function authenticate(
+  deps: Pick<Deps, 'db' | 'clock'>,
+  token: string,
+): AuthContext | null | Promise<AuthContext | null> {
   if (!token.startsWith(KEY_PREFIX) || token.length > 100) return null;
-  const nowMs = deps.clock.now().getTime();
   const cached = authCache.get(token);
-  if (cached && cached.until > Date.now() && cached.expires > nowMs) return cached.auth;
+  if (cached && cached.until > Date.now() && cached.expires > deps.clock.now().getTime()) return cached.auth;
+  return lookUpKey(deps, token);
+}
+
+/** authenticate's database side. Records last use at most once a minute per key. */
+async function lookUpKey(deps: Pick<Deps, 'db' | 'clock'>, token: string): Promise<AuthContext | null> {
+  const nowMs = deps.clock.now().getTime();
   const row = await deps.db
     .selectFrom('api_keys')
     .innerJoin('projects', 'projects.id', 'api_keys.project_id')
