@@ -266,7 +266,11 @@ export const imageUrlApiRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
 
   app.post(
     '/image-urls',
-    { schema: { body: ImageUrlBody, response: { 200: objectEnvelope(ImageUrlSchema), ...errorResponses } } },
+    {
+      // Signing makes a URL to read one of the project's files: the files read scope is enough.
+      config: { readsOnly: true },
+      schema: { body: ImageUrlBody, response: { 200: objectEnvelope(ImageUrlSchema), ...errorResponses } },
+    },
     async (req) =>
       objectBody(req, await makeImageUrl(deps, req.auth!.projectId, req.body), {
         self: `${base}/image-urls`,

@@ -11,6 +11,7 @@ import { request } from 'undici';
 import { fixture, type FixtureName } from '../helpers/fixtures.js';
 import { ROOT } from '../helpers/paths.js';
 import { startS3, type LocalS3 } from '../helpers/s3.js';
+import { invite, setUpOwner, write } from '../helpers/people.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 // On-the-fly image URLs (issue 24, docs/image-urls.md), against a real server: signatures, options
@@ -120,6 +121,42 @@ describe('image URL key and signing', () => {
     assert.equal(reader.status, 201, reader.text);
     const denied = await t.call('POST', '/project/image-url-key/reveal', { key: reader.json.data.key });
     assert.equal(denied.status, 403);
+  });
+
+  it('lets whoever may read files sign a URL (POST /image-urls): a files:read key and a viewer, not a tasks key', async () => {
+    const scoped = async (scopes: string[]) =>
+      (await t.call('POST', '/keys', { key: a.key, body: { name: scopes.join(' '), scopes } })).json.data.key as string;
+    const body = { file_id: files.jpeg, options: { width: 64, format: 'png' } };
+    const reader = await t.call('POST', '/image-urls', { key: await scoped(['files:read']), body });
+    assert.equal(reader.status, 200, reader.text);
+    assert.equal((await get(reader.json.data.url)).status, 200);
+    const tasks = await t.call('POST', '/image-urls', { key: await scoped(['tasks:write']), body });
+    assert.equal(tasks.status, 403, tasks.text);
+    assert.equal(tasks.json.error.code, 'insufficient_scope');
+    // Reading does not widen to the family's writes: presets stay with who may change settings.
+    const presetByReader = await t.call('POST', '/image-presets', {
+      key: await scoped(['files:read', 'project:read']),
+      body: { name: 'nope', options: { width: 10 } },
+    });
+    assert.equal(presetByReader.status, 403);
+
+    // A viewer's session (the web application's): signs, with the CSRF token every session POST sends.
+    const owner = await setUpOwner(t, 'imgurl-owner@example.com', 'Img');
+    const ownerProject: Project = { key: owner.key, id: owner.projectId, imk: '' };
+    const photo = await upload(ownerProject, 'image-jpeg', 'viewer.jpg');
+    const viewer = await invite(t, owner.session, owner.orgId, 'imgurl-viewer@example.com', 'viewer');
+    const signed = await t.call('POST', '/image-urls', {
+      ...write(t, viewer.session, { file_id: photo, options: { width: 48, format: 'webp' } }, owner.projectId),
+    });
+    assert.equal(signed.status, 200, signed.text);
+    const img = await get(signed.json.data.url);
+    assert.equal(img.status, 200);
+    assert.equal((await sharp(img.body).metadata()).width, 48);
+    const writeAsViewer = await t.call('POST', '/image-presets', {
+      ...write(t, viewer.session, { name: 'v', options: { width: 10 } }, owner.projectId),
+    });
+    assert.equal(writeAsViewer.status, 403);
+    assert.equal(writeAsViewer.json.error.code, 'insufficient_role');
   });
 
   it('serves a URL signed as documented, and POST /image-urls signs the same way', async () => {
