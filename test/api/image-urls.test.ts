@@ -598,3 +598,101 @@ describe('image URLs on S3 storage', () => {
     assert.equal(await cached(), 0, 'deleting the file deleted its result');
   });
 });
+
+describe('image URLs on two mediad processes sharing one PostgreSQL database', { timeout: 120_000 }, () => {
+  const pgUrl = process.env.MEDIAD_TEST_DATABASE_URL;
+  it(
+    'makes concurrent identical misses once across both, and counts misses against one shared limit',
+    { skip: pgUrl ? false : 'PostgreSQL only (MEDIAD_TEST_DATABASE_URL)' },
+    async () => {
+      const { testDatabase } = await import('../helpers/server.js');
+      const { spawnServe } = await import('../helpers/serve-process.js');
+      const { migrate, openDatabase } = await import('../../src/db/connect.js');
+      const { createKey } = await import('../../src/services/people/keys.js');
+      const { systemClock } = await import('../../src/deps.js');
+      const { Agent } = await import('undici');
+      const database = (await testDatabase())!;
+      const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'mediad-imgurl-pg-'));
+      const opened = openDatabase(database);
+      const servers: Awaited<ReturnType<typeof spawnServe>>[] = [];
+      const limit = 4;
+      try {
+        await migrate(opened.db);
+        const k = await createKey({ db: opened.db, clock: systemClock }, 'imgurl', 'two');
+        const env = {
+          MEDIAD_DATABASE_URL: database.url,
+          MEDIAD_SERVE_WORKERS: 'false',
+          MEDIAD_IMAGE_URL_MISSES_PER_MINUTE: String(limit),
+        };
+        servers.push(await spawnServe(dataDir, env), await spawnServe(dataDir, env));
+        const agent = new Agent({
+          connect: { ca: await fs.readFile(path.join(dataDir, 'tls', 'ca.crt'), 'utf8'), servername: 'localhost' },
+        });
+        const fetch = async (base: string, p: string, init: { method?: string; body?: Buffer } = {}) => {
+          const res = await request(`${base}${p}`, {
+            method: (init.method ?? 'GET') as 'GET',
+            headers: { authorization: `Bearer ${k.key}` },
+            body: init.body,
+            dispatcher: agent,
+          });
+          return { status: res.statusCode, headers: res.headers, body: Buffer.from(await res.body.arrayBuffer()) };
+        };
+        const put = await fetch(servers[0]!.base, `/d/${k.project_id}/big.jpg`, {
+          method: 'PUT',
+          body: await fs.readFile(await fixture('image-jpeg-4000x3000')),
+        });
+        assert.equal(put.status, 201, put.body.toString());
+        const file = JSON.parse(put.body.toString()).data.id as string;
+        const imk = (await servers[1]!.call('POST', '/project/image-url-key/reveal', { key: k.key })).json.data.key;
+        const url = (opts: string) => `/img/${k.project_id}/${sign(imk, `/${opts}/${file}`)}/${opts}/${file}`;
+        const misses = async () => {
+          let n = 0;
+          for (const s of servers) {
+            const text = (await fetch(s.base, '/metrics')).body.toString();
+            n += Number(/^mediad_image_url_results_total\{result="miss"\} (\d+)/m.exec(text)?.[1] ?? 0);
+          }
+          return n;
+        };
+
+        // Six identical requests at once, three on each process: one computation (a 4000×3000 decode,
+        // long enough for all to overlap), the same bytes everywhere.
+        const same = url('width:800,format:webp');
+        const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => fetch(servers[i % 2]!.base, same)));
+        for (const a of answers) assert.equal(a.status, 200, a.body.toString().slice(0, 200));
+        for (const a of answers) assert.deepEqual(a.body, answers[0]!.body);
+        assert.equal(await misses(), 1, 'computed once across both processes');
+        const usage = await opened.db
+          .selectFrom('usage_counters')
+          .select((eb) => eb.fn.sum<string | number>('value').as('n'))
+          .where('project_id', '=', k.project_id)
+          .where('metric', '=', 'image_transformations')
+          .where('period', '=', 'h')
+          .executeTakeFirst();
+        assert.equal(Number(usage?.n), 1);
+
+        // New results alternately on each process: with one count per process each would allow the
+        // whole limit; shared, both together stop near it (two misses are counted above, one per process).
+        const made: number[] = [];
+        let refused: Record<string, string | string[] | undefined> | null = null;
+        for (let w = 0; w < 2 * limit; w++) {
+          const res = await fetch(servers[w % 2]!.base, url(`width:${100 + w},format:png`));
+          if (res.status === 200) made.push(w);
+          else {
+            assert.equal(res.status, 429, res.body.toString());
+            refused ??= res.headers;
+          }
+        }
+        assert.ok(made.length >= 1 && made.length <= limit - 1, `made ${made.length} of ${2 * limit}`);
+        assert.ok(refused && Number(refused['retry-after']) >= 1);
+        // Hits are never limited, on either process.
+        assert.equal((await fetch(servers[1]!.base, same)).status, 200);
+        await agent.close();
+      } finally {
+        for (const s of servers) await s.stop();
+        await opened.close();
+        await database.drop();
+        await fs.rm(dataDir, { recursive: true, force: true });
+      }
+    },
+  );
+});

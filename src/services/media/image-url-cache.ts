@@ -201,10 +201,6 @@ export async function dropProjectDerivatives(deps: Pick<Deps, 'db' | 'blobs'>, p
 export class SingleFlight<T> {
   private readonly running = new Map<string, Promise<T>>();
 
-  has(key: string): boolean {
-    return this.running.has(key);
-  }
-
   /** `shared` is true for callers that waited for another's computation. */
   run(key: string, compute: () => Promise<T>): { promise: Promise<T>; shared: boolean } {
     const existing = this.running.get(key);

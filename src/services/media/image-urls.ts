@@ -218,9 +218,12 @@ export class ImageUrlService {
     }
     const sent = this.storing.get(id);
     if (sent) return { kind: 'computed', image, result: sent, shared: true };
-    // A request that joins a computation already running costs nothing more: not counted.
-    if (!this.flights.has(id)) await this.countMiss(target.projectId);
-    const flight = this.flights.run(id, () => this.make(id, target.projectId, file, render, options.time, frames));
+    // Counted inside the flight: a request that joins a computation already running in this
+    // process costs nothing more (and shares its refusal).
+    const flight = this.flights.run(id, async () => {
+      await this.countMiss(target.projectId);
+      return this.make(id, target.projectId, file, render, options.time, frames);
+    });
     const made = await flight.promise;
     // Made by another process while this one waited for the lock: served from the cache.
     if (made.kind === 'row') return { kind: 'cached', image, row: made.row };
