@@ -109,6 +109,17 @@ export class ImageUrlService {
   /** Results sent but not stored yet: a request in between gets them from here, not a second computation. */
   private readonly storing = new Map<string, ImageUrlResult>();
   private lastMissWarning = 0;
+  /** URLs whose signature (or preset) held, by the settings row they were checked with. */
+  private readonly checked = new WeakMap<
+    ImageUrlSettingsTable,
+    Map<string, { options: ImageUrlOptions; signed: boolean }>
+  >();
+  /**
+   * Source rows by project and file id. A file never gets other bytes, so its row stays true
+   * until the file is deleted; its results are deleted with it, so a hit may trust this copy and a
+   * miss reads the row again before any work.
+   */
+  private readonly sources = new Map<string, { file: SourceFile; frames: number }>();
 
   constructor(
     private readonly deps: Deps,
@@ -144,6 +155,23 @@ export class ImageUrlService {
   /** The options of a URL whose signature holds (or of an allowed unsigned preset URL); nothing read yet. */
   private async options(target: ImageUrlTarget): Promise<{ options: ImageUrlOptions; signed: boolean }> {
     const settings = await this.settings(target.projectId);
+    // A URL checked against this copy of the settings (at most 5 s old) is not checked again:
+    // a hit then costs no HMAC and no parse.
+    let checked = this.checked.get(settings);
+    if (!checked) this.checked.set(settings, (checked = new Map()));
+    const key = `${target.signature}/${target.options}/${target.file}`;
+    let found = checked.get(key);
+    if (!found) {
+      found = this.check(settings, target);
+      if (checked.size < 10_000) checked.set(key, found);
+    }
+    return found;
+  }
+
+  private check(
+    settings: ImageUrlSettingsTable,
+    target: ImageUrlTarget,
+  ): { options: ImageUrlOptions; signed: boolean } {
     const signed = target.signature !== '_';
     if (signed) {
       checkSignature(verifyingKeys(this.deps, settings), target);
@@ -177,14 +205,10 @@ export class ImageUrlService {
     if (ext !== undefined)
       options = { ...options, format: ext === 'jpeg' ? 'jpeg' : (STATIC_FORMATS.find((f) => f === ext) ?? 'jpeg') };
     const render = this.outputLimits(options);
-    const file = await this.deps.db
-      .selectFrom('files')
-      .select(['id', 'kind', 'format', 'width', 'height', 'duration', 'blob_key', 'probe'])
-      .where('project_id', '=', target.projectId)
-      .where('id', '=', m[1]!)
-      .executeTakeFirst();
-    if (!file) throw notFound();
-    const frames = this.sourceLimits(file, options);
+    const source = await this.source(target.projectId, m[1]!, false);
+    if (!source) throw notFound();
+    const { file } = source;
+    const frames = this.sourceLimits(file, source.frames, options);
     render.format =
       options.format === 'auto'
         ? acceptFormat(headers.accept, file.format)
@@ -218,6 +242,8 @@ export class ImageUrlService {
     }
     const sent = this.storing.get(id);
     if (sent) return { kind: 'computed', image, result: sent, shared: true };
+    // A miss: the file must still be there (its row read again: it may have been deleted since).
+    if (!(await this.source(target.projectId, file.id, true))) throw notFound();
     // Counted inside the flight: a request that joins a computation already running in this
     // process costs nothing more (and shares its refusal).
     const flight = this.flights.run(id, async () => {
@@ -344,13 +370,25 @@ export class ImageUrlService {
     };
   }
 
-  /** Kind, source pixels and time, from the stored probe (no decoding); returns the source's frame count. */
-  private sourceLimits(file: SourceFile, o: ImageUrlOptions): number {
-    if (file.kind !== 'image' && file.kind !== 'video')
-      throw new AppError(
-        'unsupported_media_type',
-        `image URLs are made from images and videos; this file is ${file.kind}`,
-      );
+  /** The file's row and its frame count (from the stored probe), from memory unless `fresh`; undefined when it is gone. */
+  private async source(
+    projectId: string,
+    fileId: string,
+    fresh: boolean,
+  ): Promise<{ file: SourceFile; frames: number } | undefined> {
+    const key = `${projectId}/${fileId}`;
+    const known = fresh ? undefined : this.sources.get(key);
+    if (known) return known;
+    const file = await this.deps.db
+      .selectFrom('files')
+      .select(['id', 'kind', 'format', 'width', 'height', 'duration', 'blob_key', 'probe'])
+      .where('project_id', '=', projectId)
+      .where('id', '=', fileId)
+      .executeTakeFirst();
+    if (!file) {
+      this.sources.delete(key);
+      return undefined;
+    }
     let frames = 1;
     try {
       const probe: unknown = file.probe ? JSON.parse(file.probe) : null;
@@ -359,6 +397,19 @@ export class ImageUrlService {
     } catch {
       frames = 1;
     }
+    const entry = { file: { ...file, probe: null }, frames };
+    if (this.sources.size >= 10_000) this.sources.delete(this.sources.keys().next().value!);
+    this.sources.set(key, entry);
+    return entry;
+  }
+
+  /** Kind, source pixels and time, from the stored probe (no decoding); returns the frames a computation reads. */
+  private sourceLimits(file: SourceFile, frames: number, o: ImageUrlOptions): number {
+    if (file.kind !== 'image' && file.kind !== 'video')
+      throw new AppError(
+        'unsupported_media_type',
+        `image URLs are made from images and videos; this file is ${file.kind}`,
+      );
     const pixels = (file.width ?? 0) * (file.height ?? 0) * (file.kind === 'image' ? frames : 1);
     const { maxPixels, maxFrames } = this.deps.config.limits;
     if (pixels > maxPixels || frames > maxFrames)
