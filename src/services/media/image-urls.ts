@@ -242,8 +242,9 @@ export class ImageUrlService {
     }
     const sent = this.storing.get(id);
     if (sent) return { kind: 'computed', image, result: sent, shared: true };
-    // A miss: the file must still be there (its row read again: it may have been deleted since).
-    if (!(await this.source(target.projectId, file.id, true))) throw notFound();
+    // A miss: the file must still be there (its row read again if it came from memory: the file
+    // may have been deleted since).
+    if (!source.read && !(await this.source(target.projectId, file.id, true))) throw notFound();
     // Counted inside the flight: a request that joins a computation already running in this
     // process costs nothing more (and shares its refusal).
     const flight = this.flights.run(id, async () => {
@@ -375,10 +376,10 @@ export class ImageUrlService {
     projectId: string,
     fileId: string,
     fresh: boolean,
-  ): Promise<{ file: SourceFile; frames: number } | undefined> {
+  ): Promise<{ file: SourceFile; frames: number; read: boolean } | undefined> {
     const key = `${projectId}/${fileId}`;
     const known = fresh ? undefined : this.sources.get(key);
-    if (known) return known;
+    if (known) return { ...known, read: false };
     const file = await this.deps.db
       .selectFrom('files')
       .select(['id', 'kind', 'format', 'width', 'height', 'duration', 'blob_key', 'probe'])
@@ -400,7 +401,7 @@ export class ImageUrlService {
     const entry = { file: { ...file, probe: null }, frames };
     if (this.sources.size >= 10_000) this.sources.delete(this.sources.keys().next().value!);
     this.sources.set(key, entry);
-    return entry;
+    return { ...entry, read: true };
   }
 
   /** Kind, source pixels and time, from the stored probe (no decoding); returns the frames a computation reads. */
