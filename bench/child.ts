@@ -53,8 +53,10 @@ export async function startMediad(extraEnv: Record<string, string> = {}) {
 }
 
 export type Mediad = Awaited<ReturnType<typeof startMediad>>;
+/** What the client helpers need: a server started here or by bench/lib.ts' startMediad. */
+export type Client = Pick<Mediad, 'base' | 'key' | 'agent'>;
 
-export async function api(m: Mediad, method: 'GET' | 'POST', p: string, body?: unknown): Promise<any> {
+export async function api(m: Client, method: 'GET' | 'POST', p: string, body?: unknown): Promise<any> {
   const send = () =>
     request(`${m.base}${p}`, {
       method,
@@ -94,7 +96,7 @@ export async function waitDone(m: Mediad, id: string, pollMs = 20): Promise<any>
 }
 
 /** The input is uploaded once with a key-authenticated PUT, straight from the fixture file. */
-export async function upload(m: Mediad, file: string, name: string): Promise<any> {
+export async function upload(m: Client, file: string, name: string): Promise<any> {
   const project = (await api(m, 'GET', '/project')).id as string;
   const res = await request(`${m.base}/d/${project}/bench/${name}`, {
     method: 'PUT',

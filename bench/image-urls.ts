@@ -1,10 +1,12 @@
 // Image URLs (issue 24), each beside its competitor in the same run:
-//   miss  1200x800 JPEG -> 400 px WebP through an uncached /img URL (HTTPS, client-side time)
+//   miss  1200x800 JPEG -> 400 px WebP through an uncached /img URL (HTTPS keep-alive, client-side time)
 //         vs raw sharp doing the same resize from the same stored file, in this process   target <= 1.10x
+//         (also the CPU time of each side: mediad's process vs this process during the sharp call)
 //   hit   a cached /img URL vs the same bytes through the plain file delivery route /d/…
-//         (wrk -c64, req/s and p99)                                                        target >= 0.90x
+//         (wrk -c64, req/s and p99, and the server's CPU per request)                      target >= 0.90x
 //   api   GET /files/{id} p99 while 64 connections request uncached image URLs vs idle      target <= 2x
-// Run: npm run bench:image-urls   (mediad as a child process on loopback; bench/results/image-urls.json)
+// Run: npm run bench:image-urls [-- --profile]   (the built `mediad serve` on loopback, as users
+// start it; bench/results/image-urls.json). BENCH_ONLY=miss|hit stops after that part.
 import { execFile } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import fs from 'node:fs/promises';
@@ -13,17 +15,33 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import sharp from 'sharp';
 import { Agent, request } from 'undici';
-import { api, median, startMediad, upload, type Mediad } from './child.js';
-import { parseWrk, writeResults } from './lib.js';
+import { api, median, upload, type Client } from './child.js';
+import {
+  cpuMs,
+  createKeyCli,
+  fmt,
+  freePort,
+  mediadEnv,
+  parseWrk,
+  startMediad,
+  summarizeProfile,
+  table,
+  tempDataDir,
+  writeResults,
+} from './lib.js';
 import { fixture } from '../test/helpers/fixtures.js';
 
 const run = promisify(execFile);
-const RUNS = Number(process.env.BENCH_RUNS ?? 15);
+const RUNS = Number(process.env.BENCH_RUNS ?? 25);
 const OPTIONS = 'width:400,format:webp,quality:80';
+const profile = process.argv.includes('--profile');
+// Hits: short alternating windows (the machine's drift is slower than a window pair).
+const HIT_ROUNDS = Number(process.env.BENCH_HIT_ROUNDS ?? 8);
+const HIT_SECONDS = Number(process.env.BENCH_HIT_SECONDS ?? 2);
 
 const sign = (key: string, p: string) => createHmac('sha256', key).update(p).digest('base64url');
 
-async function get(m: Mediad, url: string, agent = m.agent): Promise<number> {
+async function get(m: Client, url: string, agent = m.agent): Promise<number> {
   const res = await request(url, { dispatcher: agent });
   const body = Buffer.from(await res.body.arrayBuffer());
   if (res.statusCode !== 200) throw new Error(`${url}: ${res.statusCode} ${body.toString().slice(0, 200)}`);
@@ -31,7 +49,7 @@ async function get(m: Mediad, url: string, agent = m.agent): Promise<number> {
 }
 
 /** GET /img/- : the image route's 404, answered before any lookup. */
-async function floor(m: Mediad): Promise<void> {
+async function floor(m: Client): Promise<void> {
   const res = await request(`${m.base}/img/-`, { dispatcher: m.agent });
   await res.body.dump();
   if (res.statusCode !== 404) throw new Error(`/img/-: ${res.statusCode}`);
@@ -53,9 +71,22 @@ async function wrk(url: string, connections: number, seconds: number, headers: R
   return r;
 }
 
+/** The machine's load average over the last minute (the figures are wall-clock on a shared machine). */
+const load = () => os.loadavg()[0]!;
+
 async function main() {
-  const m = await startMediad({ MEDIAD_IMAGE_URL_MISSES_PER_MINUTE: '0' });
+  const dataDir = await tempDataDir('image-urls');
+  const env = mediadEnv(dataDir, await freePort(), { MEDIAD_IMAGE_URL_MISSES_PER_MINUTE: '0' });
+  const created = await createKeyCli(env);
+  const profDir = path.join(dataDir, 'prof');
+  const server = await startMediad(env, profile ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []);
+  const m: Client = {
+    base: server.url,
+    key: created.key,
+    agent: new Agent({ connect: { ca: server.ca }, keepAliveTimeout: 10_000, keepAliveMaxTimeout: 10_000 }),
+  };
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'bench-imgurl-'));
+  const loads: number[] = [load()];
   try {
     const project = (await api(m, 'GET', '/project')).id as string;
     const key = (await api(m, 'POST', '/project/image-url-key/reveal')).key as string;
@@ -73,23 +104,42 @@ async function main() {
     // raw sharp reading the stored blob of that file.
     const ids: string[] = [];
     for (let i = 0; i < RUNS + 2; i++) ids.push((await upload(m, src, `m${i}.jpg`)).id as string);
-    const blob = (id: string) => path.join(m.dataDir, 'blobs', 'projects', project, 'files', id);
+    const blob = (id: string) => path.join(dataDir, 'blobs', 'projects', project, 'files', id);
     const mediad: number[] = [];
     const raw: number[] = [];
     const again: number[] = [];
     const trip: number[] = [];
+    // mediad's CPU while idle (its pollers), to tell it apart from a miss's own.
+    const idle0 = await cpuMs(server.pid);
+    const idleStart = performance.now();
+    await new Promise((r) => setTimeout(r, 2000));
+    const idleCpuPerMs = ((await cpuMs(server.pid)) - idle0) / (performance.now() - idleStart);
+    let mediadCpu = 0;
+    let mediadWindowMs = 0;
+    let sharpCpu = 0;
     for (let i = 0; i < ids.length; i++) {
       // The transport's own floor: a round trip through the same route that stops at once (a 404).
       let h = performance.now();
       await floor(m);
       const d = performance.now() - h;
+      const cpu0 = await cpuMs(server.pid);
+      const w0 = performance.now();
       h = performance.now();
       await get(m, url(ids[i]!));
       const a = performance.now() - h;
-      let s: number;
-      s = performance.now();
+      // mediad stores the result after answering (a file write, its row, the usage): let that end
+      // before raw sharp runs, so it neither slows sharp nor goes uncounted in mediad's CPU.
+      await new Promise((r) => setTimeout(r, 40));
+      const cpu1 = await cpuMs(server.pid);
+      const w1 = performance.now();
+      // Raw sharp as sharp's documentation shows it, with the library's defaults in both processes
+      // (neither side sets sharp.concurrency or sharp.cache): the stored file read from disk, the
+      // same resize and WebP encode to a buffer.
+      const c0 = process.cpuUsage();
+      let s = performance.now();
       await sharp(blob(ids[i]!)).autoOrient().resize({ width: 400 }).webp({ quality: 80 }).toBuffer();
       const b = performance.now() - s;
+      const c1 = process.cpuUsage(c0);
       // The same URL again: the request's cost without the computation (HTTPS, checks, lookups).
       s = performance.now();
       await get(m, url(ids[i]!));
@@ -99,7 +149,11 @@ async function main() {
       raw.push(b);
       again.push(c);
       trip.push(d);
+      mediadCpu += cpu1 - cpu0;
+      mediadWindowMs += w1 - w0;
+      sharpCpu += (c1.user + c1.system) / 1000;
     }
+    loads.push(load());
     const miss = {
       mediadMs: median(mediad),
       sharpMs: median(raw),
@@ -108,93 +162,146 @@ async function main() {
       /** The ratio with the transport's round trip taken off mediad's side. */
       ratioWithoutTransport: median(mediad.map((x, i) => (x - trip[i]!) / raw[i]!)),
       ratio: median(mediad.map((x, i) => x / raw[i]!)),
+      /** CPU time per miss: mediad's whole process (10 ms ticks, summed over the runs) vs this process during the sharp call. */
+      mediadCpuMs: mediadCpu / mediad.length,
+      /** The same less what the idle server spends in as long (its pollers): the miss's own CPU, its store included. */
+      mediadCpuLessIdleMs: (mediadCpu - idleCpuPerMs * mediadWindowMs) / mediad.length,
+      sharpCpuMs: sharpCpu / raw.length,
+      cpuRatio: mediadCpu / sharpCpu,
       target: 1.1,
     };
     console.log(
-      `miss: mediad ${miss.mediadMs.toFixed(1)} ms, raw sharp ${miss.sharpMs.toFixed(1)} ms, ${miss.ratio.toFixed(3)}x (target <= 1.10); the same URL again (cached): ${miss.sameUrlCachedMs.toFixed(1)} ms; 404 round trip ${miss.healthRoundTripMs.toFixed(1)} ms, ratio without it ${miss.ratioWithoutTransport.toFixed(3)}x`,
+      `miss: mediad ${fmt(miss.mediadMs)} ms, raw sharp ${fmt(miss.sharpMs)} ms, ${fmt(miss.ratio, 3)}x (target <= 1.10); ` +
+        `the same URL again (cached): ${fmt(miss.sameUrlCachedMs)} ms; 404 round trip ${fmt(miss.healthRoundTripMs)} ms, ` +
+        `ratio without it ${fmt(miss.ratioWithoutTransport, 3)}x; CPU per miss ${fmt(miss.mediadCpuMs)} ms (${fmt(miss.mediadCpuLessIdleMs)} ms less the idle server's) vs ${fmt(miss.sharpCpuMs)} ms ` +
+        `(${fmt(miss.cpuRatio, 3)}x); load ${fmt(loads.at(-1)!, 2)}`,
     );
-    if (process.env.BENCH_ONLY === 'miss') return;
-
-    // Hit vs the plain file route, same bytes: the cached result is uploaded as a file.
-    const hitUrl = url(ids[0]!);
-    const bytes = Buffer.from(await (await request(hitUrl, { dispatcher: m.agent })).body.arrayBuffer());
-    await fs.writeFile(path.join(dir, 'same.webp'), bytes);
-    await upload(m, path.join(dir, 'same.webp'), 'same.webp');
-    const fileUrl = `${m.base}/d/${project}/bench/same.webp`;
-    await get(m, hitUrl);
-    await get(m, fileUrl);
-    const hits: number[] = [];
-    const files: number[] = [];
-    const hitP99: number[] = [];
-    const fileP99: number[] = [];
-    for (let r = 0; r < 3; r++) {
-      const h = await wrk(hitUrl, 64, 5);
-      const f = await wrk(fileUrl, 64, 5);
-      hits.push(h.rps);
-      files.push(f.rps);
-      hitP99.push(h.p99Ms);
-      fileP99.push(f.p99Ms);
+    const results: Record<string, unknown> = { miss, runs: RUNS };
+    if (process.env.BENCH_ONLY !== 'miss') Object.assign(results, await hitsAndApi());
+    results.loadAverage = loads;
+    if (profile) {
+      await server.stop();
+      const prof = await summarizeProfile(profDir, 25);
+      console.log(`\nCPU profile of mediad (${prof.file}), busy ${fmt(prof.totalMs / 1000, 2)} s:`);
+      for (const rows of [prof.areas, prof.functions, prof.inclusive])
+        console.log(
+          `${table(
+            ['', 'ms', '%'],
+            rows.map(([k, v]) => [k.slice(0, 110), fmt(v, 0), fmt((100 * v) / prof.totalMs, 1)]),
+          )}\n`,
+        );
     }
-    const hit = {
-      imgRps: median(hits),
-      imgP99Ms: median(hitP99),
-      fileRps: median(files),
-      fileP99Ms: median(fileP99),
-      ratio: median(hits.map((x, i) => x / files[i]!)),
-      target: 0.9,
-    };
-    console.log(
-      `hit: /img ${hit.imgRps} req/s p99 ${hit.imgP99Ms} ms; /d ${hit.fileRps} req/s p99 ${hit.fileP99Ms} ms; ${hit.ratio.toFixed(3)}x (target >= 0.90)`,
-    );
-
-    // The API while 64 connections ask for uncached images (new options each time), in rounds
-    // that alternate idle and busy so the machine's drift falls on both.
-    const apiUrl = `${m.base}/files/${ids[0]}`;
-    const auth = { authorization: `Bearer ${m.key}` };
-    const ca = await fs.readFile(path.join(m.dataDir, 'tls', 'ca.crt'), 'utf8');
-    const idleP99: number[] = [];
-    const busyP99: number[] = [];
-    let made = 0;
-    let n = 0;
-    for (let round = 0; round < 3; round++) {
-      idleP99.push((await wrk(apiUrl, 4, 4, auth)).p99Ms);
-      const loadAgent = new Agent({ connect: { ca, servername: 'localhost' }, connections: 64 });
-      let stop = false;
-      const worker = async () => {
-        while (!stop) {
-          const k = n++;
-          await get(
-            m,
-            url(ids[k % ids.length]!, `width:${200 + (k % 1000)},format:webp,quality:${70 + (k % 20)}`),
-            loadAgent,
-          );
-          made++;
-        }
-      };
-      const load = Array.from({ length: 64 }, worker);
-      await new Promise((r) => setTimeout(r, 500));
-      busyP99.push((await wrk(apiUrl, 4, 4, auth)).p99Ms);
-      stop = true;
-      await Promise.all(load);
-      await loadAgent.close();
-    }
-    const apiUnder = {
-      idleP99Ms: median(idleP99),
-      busyP99Ms: median(busyP99),
-      imagesMade: made,
-      ratio: median(busyP99.map((b, i) => b / idleP99[i]!)),
-      target: 2,
-    };
-    console.log(
-      `api: GET /files/{id} p99 idle ${apiUnder.idleP99Ms} ms, under misses ${apiUnder.busyP99Ms} ms (${made} images made), ${apiUnder.ratio.toFixed(2)}x (target <= 2)`,
-    );
-    const file = await writeResults('image-urls', { miss, hit, apiUnder, runs: RUNS });
+    const file = await writeResults(profile ? 'image-urls-profile' : 'image-urls', results);
     console.log(`results: ${file}`);
+
+    async function hitsAndApi() {
+      // Hit vs the plain file route, same bytes: the cached result is uploaded as a file.
+      const hitUrl = url(ids[0]!);
+      const bytes = Buffer.from(await (await request(hitUrl, { dispatcher: m.agent })).body.arrayBuffer());
+      await fs.writeFile(path.join(dir, 'same.webp'), bytes);
+      await upload(m, path.join(dir, 'same.webp'), 'same.webp');
+      const fileUrl = `${m.base}/d/${project}/bench/same.webp`;
+      await get(m, hitUrl);
+      await get(m, fileUrl);
+      const hits: number[] = [];
+      const files: number[] = [];
+      const hitP99: number[] = [];
+      const fileP99: number[] = [];
+      const hitCpu: number[] = [];
+      const fileCpu: number[] = [];
+      /** wrk on one URL, and mediad's CPU per request (µs) meanwhile. */
+      const measure = async (target: string, cpu: number[]) => {
+        const c0 = await cpuMs(server.pid);
+        const r = await wrk(target, 64, HIT_SECONDS);
+        cpu.push((((await cpuMs(server.pid)) - c0) * 1000) / r.requests);
+        return r;
+      };
+      // Both routes warmed up (JIT, caches) before the measured windows.
+      await wrk(hitUrl, 64, 2);
+      await wrk(fileUrl, 64, 2);
+      for (let r = 0; r < HIT_ROUNDS; r++) {
+        // Which route goes first alternates, so the machine's drift within a round falls on both.
+        const order = r % 2 === 0 ? ['img', 'file'] : ['file', 'img'];
+        for (const which of order) {
+          if (which === 'img') {
+            const h = await measure(hitUrl, hitCpu);
+            hits.push(h.rps);
+            hitP99.push(h.p99Ms);
+          } else {
+            const f = await measure(fileUrl, fileCpu);
+            files.push(f.rps);
+            fileP99.push(f.p99Ms);
+          }
+        }
+      }
+      loads.push(load());
+      const hit = {
+        imgRps: median(hits),
+        imgP99Ms: median(hitP99),
+        fileRps: median(files),
+        fileP99Ms: median(fileP99),
+        ratio: median(hits.map((x, i) => x / files[i]!)),
+        p99Ratio: median(hitP99.map((x, i) => x / fileP99[i]!)),
+        imgCpuUsPerRequest: median(hitCpu),
+        fileCpuUsPerRequest: median(fileCpu),
+        rounds: hits.map((x, i) => ({ imgRps: x, fileRps: files[i], imgP99Ms: hitP99[i], fileP99Ms: fileP99[i] })),
+        target: 0.9,
+      };
+      console.log(
+        `hit: /img ${hit.imgRps} req/s p99 ${hit.imgP99Ms} ms; /d ${hit.fileRps} req/s p99 ${hit.fileP99Ms} ms; ` +
+          `req/s ${fmt(hit.ratio, 3)}x (target >= 0.90), p99 ${fmt(hit.p99Ratio, 3)}x; CPU per request ` +
+          `${fmt(hit.imgCpuUsPerRequest, 0)} µs vs ${fmt(hit.fileCpuUsPerRequest, 0)} µs; load ${fmt(loads.at(-1)!, 2)}`,
+      );
+
+      // The API while 64 connections ask for uncached images (new options each time), in rounds
+      // that alternate idle and busy so the machine's drift falls on both.
+      if (process.env.BENCH_ONLY === 'hit') return { hit };
+      const apiUrl = `${m.base}/files/${ids[0]}`;
+      const auth = { authorization: `Bearer ${m.key}` };
+      const idleP99: number[] = [];
+      const busyP99: number[] = [];
+      let made = 0;
+      let n = 0;
+      for (let round = 0; round < 3; round++) {
+        idleP99.push((await wrk(apiUrl, 4, 4, auth)).p99Ms);
+        const loadAgent = new Agent({ connect: { ca: server.ca }, connections: 64 });
+        let stop = false;
+        const worker = async () => {
+          while (!stop) {
+            const k = n++;
+            await get(
+              m,
+              url(ids[k % ids.length]!, `width:${200 + (k % 1000)},format:webp,quality:${70 + (k % 20)}`),
+              loadAgent,
+            );
+            made++;
+          }
+        };
+        const load = Array.from({ length: 64 }, worker);
+        await new Promise((r) => setTimeout(r, 500));
+        busyP99.push((await wrk(apiUrl, 4, 4, auth)).p99Ms);
+        stop = true;
+        await Promise.all(load);
+        await loadAgent.close();
+      }
+      const apiUnder = {
+        idleP99Ms: median(idleP99),
+        busyP99Ms: median(busyP99),
+        imagesMade: made,
+        ratio: median(busyP99.map((b, i) => b / idleP99[i]!)),
+        target: 2,
+      };
+      console.log(
+        `api: GET /files/{id} p99 idle ${apiUnder.idleP99Ms} ms, under misses ${apiUnder.busyP99Ms} ms (${made} images made), ${apiUnder.ratio.toFixed(2)}x (target <= 2)`,
+      );
+      loads.push(load());
+      return { hit, apiUnder };
+    }
   } finally {
-    m.child.kill('SIGTERM');
+    await server.stop();
     await m.agent.close();
     await fs.rm(dir, { recursive: true, force: true });
-    await fs.rm(m.dataDir, { recursive: true, force: true });
+    await fs.rm(dataDir, { recursive: true, force: true });
   }
 }
 

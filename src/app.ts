@@ -4,7 +4,7 @@ import { newId } from './ids.js';
 import { registerAuth } from './http/auth.js';
 import { registerErrorHandling, sendError, toAppError, trackMethods } from './http/errors.js';
 import { registerIdempotency } from './http/idempotency.js';
-import { createRateLimiter } from './http/rate-limit.js';
+import { createRateLimiter, createRateLimitStore } from './http/rate-limit.js';
 import { observeRequest, UNMATCHED_ROUTE } from './metrics/registry.js';
 import { metricsRoutes } from './api/metrics.js';
 import { validatorCompiler } from './http/validation.js';
@@ -138,7 +138,10 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   await app.register(webAppRoutes, { deps, ...(opts.webRoot ? { root: opts.webRoot } : {}) });
   await app.register(healthRoutes, { deps });
   await app.register(deliveryRoutes, { deps, recorder });
-  await app.register(imageUrlRoutes, { deps });
+  // One rate-limit store for the API, the tus uploads and the image URLs' misses (shared by every
+  // process on Redis or PostgreSQL).
+  const rateStore = createRateLimitStore(deps);
+  await app.register(imageUrlRoutes, { deps, rateStore });
   await app.register(metricsRoutes, { deps });
   // People (sign-in, their account and organisations) act on no project: outside its authentication.
   await app.register(async (people) => {
@@ -148,7 +151,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     await people.register(adminRoutes, { deps });
   });
   // One limiter for the API and the tus uploads: a key or user has one count per minute across both.
-  const rateLimiter = createRateLimiter(deps);
+  const rateLimiter = createRateLimiter(deps, rateStore);
   await app.register(async (api) => {
     registerAuth(api, deps, rateLimiter); // the limiter counts per key or user, after auth
     jsonOnlyScope(api);

@@ -287,7 +287,10 @@ export function loadConfig(env: Env = process.env): Config {
       maxHeight: read.int('MEDIAD_IMAGE_URL_MAX_HEIGHT', 4096, 1, 16_384),
       maxPixels: read.int('MEDIAD_IMAGE_URL_MAX_PIXELS', 16_777_216, 1, 268_435_456),
       missesPerMinute: read.int('MEDIAD_IMAGE_URL_MISSES_PER_MINUTE', 600, 0, 10_000_000),
-      concurrency: read.int('MEDIAD_IMAGE_URL_CONCURRENCY', Math.max(1, os.availableParallelism()), 1, 256),
+      // One core left to the API: sharp already spreads one image over every core (its own
+      // threads), so on 2 cores one computation at a time made as many images per second as two
+      // while the API's p99 under 64 connections of misses went from 2.0x its idle p99 to 1.2x.
+      concurrency: read.int('MEDIAD_IMAGE_URL_CONCURRENCY', Math.max(1, os.availableParallelism() - 1), 1, 256),
     },
   };
   problems.push(...privateProviderProblems(config));

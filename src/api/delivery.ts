@@ -8,7 +8,7 @@ import { asApiVersion } from '../versions.js';
 import { objectBody } from '../http/envelope.js';
 import { errorResponses, objectEnvelope } from '../http/schemas.js';
 import { FileSchema } from './file-schemas.js';
-import { etagMatches, parseRange } from '../http/range.js';
+import { etagMatches, prepareBytes } from '../http/range.js';
 import { checkAccess } from '../services/access.js';
 import { authenticate } from '../services/people/keys.js';
 import { scratchPath, storeLocalFile } from '../services/media/file-store.js';
@@ -109,19 +109,9 @@ async function serve(
       contentDisposition: `inline; filename*=UTF-8''${rfc8187(file.filename)}`,
     });
 
-  const ifRange = req.headers['if-range'];
-  const range = ifRange && ifRange !== etag ? { kind: 'full' as const } : parseRange(req.headers.range, size);
-  reply.type(file.type);
-  if (range.kind === 'unsatisfiable') {
-    throw new AppError('range_not_satisfiable', `the requested range is outside the file's ${size} bytes`, {
-      headers: { 'content-range': `bytes */${size}` },
-    });
-  }
-  const slice = range.kind === 'partial' ? { start: range.start, end: range.end } : undefined;
-  if (slice) reply.code(206).header('content-range', `bytes ${slice.start}-${slice.end}/${size}`);
-  reply.header('content-length', slice ? slice.end - slice.start + 1 : size);
-  if (req.method === 'HEAD') return reply.send();
-  const body = await deps.blobs.read(file.blob_key, slice);
+  const bytes = prepareBytes(req, reply, { etag, size, type: file.type, noun: 'file' });
+  if (!bytes) return reply.send();
+  const body = await deps.blobs.read(file.blob_key, bytes.slice);
   // Usage: the bytes handed to the response, counted once it ends (a client that leaves early
   // stops the stream, so only what was sent counts).
   let sent = 0;

@@ -5,10 +5,18 @@ import type { Deps } from '../deps.js';
 import { AppError, isAppError } from '../errors.js';
 import { listBody, objectBody } from '../http/envelope.js';
 import { errorResponses, listEnvelope, objectEnvelope } from '../http/schemas.js';
-import { parseRange } from '../http/range.js';
+import { prepareBytes } from '../http/range.js';
 import { countImageUrlResult } from '../metrics/registry.js';
 import { projectAudit } from '../services/audit.js';
-import { ImageUrlService, IMAGE_URL_PREFIX, splitImagePath, type ImageAnswer } from '../services/media/image-urls.js';
+import {
+  ImageUrlService,
+  IMAGE_URL_PREFIX,
+  splitImagePath,
+  type ImageAnswer,
+  type ResultLock,
+} from '../services/media/image-urls.js';
+import { createAdvisoryLocker } from '../db/advisory-locker.js';
+import type { RateLimitStore } from '../ratelimit/stores.js';
 import {
   getImageUrlKey,
   getImageUrlSettings,
@@ -35,27 +43,53 @@ async function sendImage(req: FastifyRequest, reply: FastifyReply, deps: Deps, a
     .header('x-content-type-options', 'nosniff');
   if (image.varyAccept) reply.header('vary', 'Accept');
   if (answer.kind === 'not_modified') return reply.code(304).send();
-  const type = answer.kind === 'cached' ? answer.row.type : answer.result.mime;
-  const size = answer.kind === 'cached' ? Number(answer.row.size) : answer.result.data.length;
-  const ifRange = req.headers['if-range'];
-  const range = ifRange && ifRange !== image.etag ? { kind: 'full' as const } : parseRange(req.headers.range, size);
-  reply.type(type);
-  if (range.kind === 'unsatisfiable')
-    throw new AppError('range_not_satisfiable', `the requested range is outside the image's ${size} bytes`, {
-      headers: { 'content-range': `bytes */${size}` },
-    });
-  const slice = range.kind === 'partial' ? { start: range.start, end: range.end } : undefined;
-  if (slice) reply.code(206).header('content-range', `bytes ${slice.start}-${slice.end}/${size}`);
-  reply.header('content-length', slice ? slice.end - slice.start + 1 : size);
-  if (req.method === 'HEAD') return reply.send();
+  // The rest as file delivery answers (http/range.ts): Range, If-Range, Content-Length, HEAD.
+  const bytes = prepareBytes(req, reply, {
+    etag: image.etag,
+    type: answer.kind === 'cached' ? answer.row.type : answer.result.mime,
+    size: answer.kind === 'cached' ? Number(answer.row.size) : answer.result.data.length,
+    noun: 'image',
+  });
+  if (!bytes) return reply.send();
+  const { slice } = bytes;
   if (answer.kind === 'computed')
     return reply.send(slice ? answer.result.data.subarray(slice.start, slice.end + 1) : answer.result.data);
   return reply.send(await deps.blobs.read(answer.row.blob_key, slice));
 }
 
+/** A result's lock on PostgreSQL (advisory locks, as tus uploads use), so processes make each result once. */
+function resultLock(deps: Deps): { lock: ResultLock; close(): Promise<void> } | null {
+  if (deps.config.database.dialect !== 'postgres') return null;
+  const locker = createAdvisoryLocker(deps.config.database.url, {
+    namespace: 'mediad-image-url',
+    channel: 'mediad_image_url_release',
+    // A waiter waits at most as long as a computation may run (sharp's timeout is 60 s).
+    acquireTimeoutMs: 65_000,
+    poolSize: 10,
+  });
+  const never = new AbortController().signal;
+  return {
+    lock: async (id) => {
+      const l = locker.newLock(id);
+      // Asked to let go by a waiter: a computation is not cut short (the waiter keeps polling).
+      await l.lock(never, async () => {});
+      return () => l.unlock();
+    },
+    close: () => locker.close(),
+  };
+}
+
 /** GET and HEAD /img/{project}/{signature}/{options}/{file_id}[.ext]: public, checked by signature. */
-export async function imageUrlRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
-  const service = new ImageUrlService(deps);
+export async function imageUrlRoutes(
+  app: FastifyInstance,
+  { deps, rateStore }: { deps: Deps; rateStore: RateLimitStore },
+): Promise<void> {
+  const locks = resultLock(deps);
+  const service = new ImageUrlService(deps, { misses: rateStore, lock: locks?.lock ?? null });
+  app.addHook('onClose', async () => {
+    await service.close();
+    await locks?.close();
+  });
   const config = { unversioned: true };
   const serve = async (req: FastifyRequest, reply: FastifyReply) => {
     const path = req.url.split('?')[0]!.slice(IMAGE_URL_PREFIX.length + 1);
@@ -98,7 +132,7 @@ export async function imageUrlRoutes(app: FastifyInstance, { deps }: { deps: Dep
       } catch (err) {
         // The row outlived its blob (removed by hand, a crash mid-eviction): computed again.
         if (!isAppError(err) || err.code !== 'not_found') throw err;
-        await deps.db.deleteFrom('image_derivatives').where('id', '=', answer.row.id).execute();
+        await service.forget(answer.row.id);
         return serve(req, reply);
       }
     }
@@ -266,7 +300,11 @@ export const imageUrlApiRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
 
   app.post(
     '/image-urls',
-    { schema: { body: ImageUrlBody, response: { 200: objectEnvelope(ImageUrlSchema), ...errorResponses } } },
+    {
+      // Signing makes a URL to read one of the project's files: the files read scope is enough.
+      config: { readsOnly: true },
+      schema: { body: ImageUrlBody, response: { 200: objectEnvelope(ImageUrlSchema), ...errorResponses } },
+    },
     async (req) =>
       objectBody(req, await makeImageUrl(deps, req.auth!.projectId, req.body), {
         self: `${base}/image-urls`,

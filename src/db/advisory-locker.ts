@@ -12,19 +12,23 @@ import { ERRORS, type Lock, type Locker, type RequestRelease } from '@tus/utils'
 const CHANNEL = 'mediad_upload_release';
 const RETRY_MS = 50;
 
-/** The 64-bit advisory key of an upload id (signed, as PostgreSQL's bigint). */
-export function advisoryKey(id: string): string {
-  return createHash('sha256').update(`mediad-upload:${id}`).digest().readBigInt64BE(0).toString();
+/** The 64-bit advisory key of an upload id (signed, as PostgreSQL's bigint); `namespace` keeps other users' ids apart. */
+export function advisoryKey(id: string, namespace = 'mediad-upload'): string {
+  return createHash('sha256').update(`${namespace}:${id}`).digest().readBigInt64BE(0).toString();
 }
 
 export interface AdvisoryLocker extends Locker {
   close(): Promise<void>;
 }
 
-export function createAdvisoryLocker(url: string, opts: { acquireTimeoutMs?: number; poolSize?: number } = {}) {
+export function createAdvisoryLocker(
+  url: string,
+  opts: { acquireTimeoutMs?: number; poolSize?: number; namespace?: string; channel?: string } = {},
+) {
   const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? 20 });
   pool.on('error', () => {}); // an idle client's broken connection: the next checkout opens a new one
   const timeoutMs = opts.acquireTimeoutMs ?? 30_000;
+  const channel = opts.channel ?? CHANNEL;
   /** Holders in this process, by upload id: their release callbacks. */
   const held = new Map<string, RequestRelease>();
   let listener: pg.Client | null = null;
@@ -42,13 +46,13 @@ export function createAdvisoryLocker(url: string, opts: { acquireTimeoutMs?: num
         const release = msg.payload ? held.get(msg.payload) : undefined;
         if (release) void release();
       });
-      await client.query(`LISTEN ${CHANNEL}`);
+      await client.query(`LISTEN ${channel}`);
       listener = client;
     })());
 
   const locker: AdvisoryLocker = {
     newLock(id: string): Lock {
-      const key = advisoryKey(id);
+      const key = advisoryKey(id, opts.namespace);
       let client: pg.PoolClient | null = null;
       return {
         async lock(signal: AbortSignal, release: RequestRelease) {
@@ -67,7 +71,7 @@ export function createAdvisoryLocker(url: string, opts: { acquireTimeoutMs?: num
                 asked = true;
                 const local = held.get(id);
                 if (local) await local();
-                else await conn.query('SELECT pg_notify($1, $2)', [CHANNEL, id]);
+                else await conn.query('SELECT pg_notify($1, $2)', [channel, id]);
               }
               await new Promise((r) => setTimeout(r, RETRY_MS));
             }

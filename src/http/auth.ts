@@ -164,7 +164,8 @@ export function registerAuth(
     // A request that names no version gets its project's default (PATCH /project {api_version}).
     req.apiVersion ??= auth.apiVersion;
     const family = familyOf(req.routeOptions.url ?? '');
-    if (family) checkAccess(auth.principal, family, !SAFE.has(req.method));
+    if (family)
+      checkAccess(auth.principal, family, !SAFE.has(req.method) && req.routeOptions.config.readsOnly !== true);
     return after?.(req, reply);
   };
 

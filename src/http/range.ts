@@ -1,3 +1,6 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../errors.js';
+
 export type RangeResult =
   { kind: 'full' } | { kind: 'partial'; start: number; end: number } | { kind: 'unsatisfiable' };
 
@@ -29,4 +32,29 @@ export function etagMatches(header: string | undefined, etag: string): boolean {
   if (header.trim() === '*') return true;
   const bare = etag.replace(/^W\//, '');
   return header.split(',').some((t) => t.trim().replace(/^W\//, '') === bare);
+}
+
+/**
+ * The body part of answering stored bytes, shared by file delivery (`/d/…`) and image URLs
+ * (`/img/…`) once their validators are set and If-None-Match is handled: If-Range, Range (206
+ * with Content-Range, or 416), Content-Type and Content-Length. Answers the slice to send
+ * (undefined: all of it), or null for HEAD, whose answer is the headers alone.
+ */
+export function prepareBytes(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  bytes: { etag: string; size: number; type: string; noun: string },
+): { slice: { start: number; end: number } | undefined } | null {
+  const { etag, size } = bytes;
+  const ifRange = req.headers['if-range'];
+  const range = ifRange && ifRange !== etag ? { kind: 'full' as const } : parseRange(req.headers.range, size);
+  reply.type(bytes.type);
+  if (range.kind === 'unsatisfiable')
+    throw new AppError('range_not_satisfiable', `the requested range is outside the ${bytes.noun}'s ${size} bytes`, {
+      headers: { 'content-range': `bytes */${size}` },
+    });
+  const slice = range.kind === 'partial' ? { start: range.start, end: range.end } : undefined;
+  if (slice) reply.code(206).header('content-range', `bytes ${slice.start}-${slice.end}/${size}`);
+  reply.header('content-length', slice ? slice.end - slice.start + 1 : size);
+  return req.method === 'HEAD' ? null : { slice };
 }

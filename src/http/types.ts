@@ -13,6 +13,11 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Not a versioned API resource (health, file delivery): Accept-Version is ignored. */
     unversioned?: boolean;
+    /**
+     * A POST that only reads (POST /image-urls signs a URL to read a file): access is checked as
+     * for a GET of its family, so viewers and read-scoped keys may call it.
+     */
+    readsOnly?: boolean;
     /** The route serialises with JSON.stringify (http/json-text.ts). */
     nativeJson?: boolean;
   }

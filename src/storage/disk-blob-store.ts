@@ -104,7 +104,9 @@ export function createDiskBlobStore(rootDir: string): DiskBlobStore {
         const st = await fh.stat();
         if (!st.isFile()) throw notFound();
         const bounds = range ? clampRange(range, st.size) : {};
-        return fh.createReadStream({ ...bounds, highWaterMark: IO_CHUNK });
+        // Chunks of 1 MiB, or of the blob's size when smaller (a thumbnail need not allocate a MiB).
+        const chunk = Math.min(IO_CHUNK, Math.max(16 * 1024, st.size));
+        return fh.createReadStream({ ...bounds, highWaterMark: chunk });
       } catch (err) {
         await fh.close();
         throw err;

@@ -11,6 +11,7 @@ import { request } from 'undici';
 import { fixture, type FixtureName } from '../helpers/fixtures.js';
 import { ROOT } from '../helpers/paths.js';
 import { startS3, type LocalS3 } from '../helpers/s3.js';
+import { invite, setUpOwner, write } from '../helpers/people.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 // On-the-fly image URLs (issue 24, docs/image-urls.md), against a real server: signatures, options
@@ -120,6 +121,42 @@ describe('image URL key and signing', () => {
     assert.equal(reader.status, 201, reader.text);
     const denied = await t.call('POST', '/project/image-url-key/reveal', { key: reader.json.data.key });
     assert.equal(denied.status, 403);
+  });
+
+  it('lets whoever may read files sign a URL (POST /image-urls): a files:read key and a viewer, not a tasks key', async () => {
+    const scoped = async (scopes: string[]) =>
+      (await t.call('POST', '/keys', { key: a.key, body: { name: scopes.join(' '), scopes } })).json.data.key as string;
+    const body = { file_id: files.jpeg, options: { width: 64, format: 'png' } };
+    const reader = await t.call('POST', '/image-urls', { key: await scoped(['files:read']), body });
+    assert.equal(reader.status, 200, reader.text);
+    assert.equal((await get(reader.json.data.url)).status, 200);
+    const tasks = await t.call('POST', '/image-urls', { key: await scoped(['tasks:write']), body });
+    assert.equal(tasks.status, 403, tasks.text);
+    assert.equal(tasks.json.error.code, 'insufficient_scope');
+    // Reading does not widen to the family's writes: presets stay with who may change settings.
+    const presetByReader = await t.call('POST', '/image-presets', {
+      key: await scoped(['files:read', 'project:read']),
+      body: { name: 'nope', options: { width: 10 } },
+    });
+    assert.equal(presetByReader.status, 403);
+
+    // A viewer's session (the web application's): signs, with the CSRF token every session POST sends.
+    const owner = await setUpOwner(t, 'imgurl-owner@example.com', 'Img');
+    const ownerProject: Project = { key: owner.key, id: owner.projectId, imk: '' };
+    const photo = await upload(ownerProject, 'image-jpeg', 'viewer.jpg');
+    const viewer = await invite(t, owner.session, owner.orgId, 'imgurl-viewer@example.com', 'viewer');
+    const signed = await t.call('POST', '/image-urls', {
+      ...write(t, viewer.session, { file_id: photo, options: { width: 48, format: 'webp' } }, owner.projectId),
+    });
+    assert.equal(signed.status, 200, signed.text);
+    const img = await get(signed.json.data.url);
+    assert.equal(img.status, 200);
+    assert.equal((await sharp(img.body).metadata()).width, 48);
+    const writeAsViewer = await t.call('POST', '/image-presets', {
+      ...write(t, viewer.session, { name: 'v', options: { width: 10 } }, owner.projectId),
+    });
+    assert.equal(writeAsViewer.status, 403);
+    assert.equal(writeAsViewer.json.error.code, 'insufficient_role');
   });
 
   it('serves a URL signed as documented, and POST /image-urls signs the same way', async () => {
@@ -238,7 +275,15 @@ describe('image URL key and signing', () => {
       .set({ key_rotated: new Date(Date.now() - 25 * 3600_000).toISOString() })
       .where('project_id', '=', p.id)
       .execute();
-    assert.equal((await get(old)).status, 403);
+    // Changed behind the server's back (as another process would): its copy of the settings is
+    // read again within 5 s (services/media/image-url-keys.ts).
+    const since = Date.now();
+    let status = (await get(old)).status;
+    while (status === 200 && Date.now() - since < 7_000) {
+      await new Promise((r) => setTimeout(r, 250));
+      status = (await get(old)).status;
+    }
+    assert.equal(status, 403);
   });
 });
 
@@ -552,4 +597,102 @@ describe('image URLs on S3 storage', () => {
     assert.equal((await s.call('DELETE', `/files/${file}`, { key: k.key })).status, 200);
     assert.equal(await cached(), 0, 'deleting the file deleted its result');
   });
+});
+
+describe('image URLs on two mediad processes sharing one PostgreSQL database', { timeout: 120_000 }, () => {
+  const pgUrl = process.env.MEDIAD_TEST_DATABASE_URL;
+  it(
+    'makes concurrent identical misses once across both, and counts misses against one shared limit',
+    { skip: pgUrl ? false : 'PostgreSQL only (MEDIAD_TEST_DATABASE_URL)' },
+    async () => {
+      const { testDatabase } = await import('../helpers/server.js');
+      const { spawnServe } = await import('../helpers/serve-process.js');
+      const { migrate, openDatabase } = await import('../../src/db/connect.js');
+      const { createKey } = await import('../../src/services/people/keys.js');
+      const { systemClock } = await import('../../src/deps.js');
+      const { Agent } = await import('undici');
+      const database = (await testDatabase())!;
+      const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'mediad-imgurl-pg-'));
+      const opened = openDatabase(database);
+      const servers: Awaited<ReturnType<typeof spawnServe>>[] = [];
+      const limit = 4;
+      try {
+        await migrate(opened.db);
+        const k = await createKey({ db: opened.db, clock: systemClock }, 'imgurl', 'two');
+        const env = {
+          MEDIAD_DATABASE_URL: database.url,
+          MEDIAD_SERVE_WORKERS: 'false',
+          MEDIAD_IMAGE_URL_MISSES_PER_MINUTE: String(limit),
+        };
+        servers.push(await spawnServe(dataDir, env), await spawnServe(dataDir, env));
+        const agent = new Agent({
+          connect: { ca: await fs.readFile(path.join(dataDir, 'tls', 'ca.crt'), 'utf8'), servername: 'localhost' },
+        });
+        const fetch = async (base: string, p: string, init: { method?: string; body?: Buffer } = {}) => {
+          const res = await request(`${base}${p}`, {
+            method: (init.method ?? 'GET') as 'GET',
+            headers: { authorization: `Bearer ${k.key}` },
+            body: init.body,
+            dispatcher: agent,
+          });
+          return { status: res.statusCode, headers: res.headers, body: Buffer.from(await res.body.arrayBuffer()) };
+        };
+        const put = await fetch(servers[0]!.base, `/d/${k.project_id}/big.jpg`, {
+          method: 'PUT',
+          body: await fs.readFile(await fixture('image-jpeg-4000x3000')),
+        });
+        assert.equal(put.status, 201, put.body.toString());
+        const file = JSON.parse(put.body.toString()).data.id as string;
+        const imk = (await servers[1]!.call('POST', '/project/image-url-key/reveal', { key: k.key })).json.data.key;
+        const url = (opts: string) => `/img/${k.project_id}/${sign(imk, `/${opts}/${file}`)}/${opts}/${file}`;
+        const misses = async () => {
+          let n = 0;
+          for (const s of servers) {
+            const text = (await fetch(s.base, '/metrics')).body.toString();
+            n += Number(/^mediad_image_url_results_total\{result="miss"\} (\d+)/m.exec(text)?.[1] ?? 0);
+          }
+          return n;
+        };
+
+        // Six identical requests at once, three on each process: one computation (a 4000×3000 decode,
+        // long enough for all to overlap), the same bytes everywhere.
+        const same = url('width:800,format:webp');
+        const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => fetch(servers[i % 2]!.base, same)));
+        for (const a of answers) assert.equal(a.status, 200, a.body.toString().slice(0, 200));
+        for (const a of answers) assert.deepEqual(a.body, answers[0]!.body);
+        assert.equal(await misses(), 1, 'computed once across both processes');
+        const usage = await opened.db
+          .selectFrom('usage_counters')
+          .select((eb) => eb.fn.sum<string | number>('value').as('n'))
+          .where('project_id', '=', k.project_id)
+          .where('metric', '=', 'image_transformations')
+          .where('period', '=', 'h')
+          .executeTakeFirst();
+        assert.equal(Number(usage?.n), 1);
+
+        // New results alternately on each process: with one count per process each would allow the
+        // whole limit; shared, both together stop near it (two misses are counted above, one per process).
+        const made: number[] = [];
+        let refused: Record<string, string | string[] | undefined> | null = null;
+        for (let w = 0; w < 2 * limit; w++) {
+          const res = await fetch(servers[w % 2]!.base, url(`width:${100 + w},format:png`));
+          if (res.status === 200) made.push(w);
+          else {
+            assert.equal(res.status, 429, res.body.toString());
+            refused ??= res.headers;
+          }
+        }
+        assert.ok(made.length >= 1 && made.length <= limit - 1, `made ${made.length} of ${2 * limit}`);
+        assert.ok(refused && Number(refused['retry-after']) >= 1);
+        // Hits are never limited, on either process.
+        assert.equal((await fetch(servers[1]!.base, same)).status, 200);
+        await agent.close();
+      } finally {
+        for (const s of servers) await s.stop();
+        await opened.close();
+        await database.drop();
+        await fs.rm(dataDir, { recursive: true, force: true });
+      }
+    },
+  );
 });

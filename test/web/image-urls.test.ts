@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { chromiumAvailable } from '../helpers/browser.js';
 import { fixture } from '../helpers/fixtures.js';
-import { startWebTest, type WebTest } from '../helpers/web.js';
+import { createUserInOrg } from '../../src/services/people/users.js';
+import { PASSWORD, startWebTest, useSessionCookie, type WebTest } from '../helpers/web.js';
 import { putFile, until } from './media-support.js';
 
 // Image URLs in the web app (issue 24), in Chromium against a real server: the library's cards
@@ -88,5 +89,31 @@ describe('image URLs in the web app', { skip: !chromiumAvailable() && 'no chromi
       [['card', 'width:320,height:180,fit:cover,format:auto']],
     );
     assert.deepEqual(consoleErrors, []);
+  });
+
+  it('gives a viewer image URLs too: the card through /img and the builder (signing reads files)', async () => {
+    await createUserInOrg(w.t.server.runtime.deps, {
+      email: 'vic@example.com',
+      name: 'Vic Viewer',
+      password: PASSWORD,
+      org: 'Acme',
+      role: 'viewer',
+    });
+    const signIn = await w.t.call('POST', '/auth/sign-in', { body: { email: 'vic@example.com', password: PASSWORD } });
+    assert.equal(signIn.status, 200, signIn.text);
+    const viewer = await w.newPage();
+    await useSessionCookie(w.t, viewer, signIn.headers['set-cookie']!.split(';')[0]!);
+    const { page, consoleErrors } = viewer;
+    await page.goto(`${w.t.base}/app/p/${w.owner.projectId}/media`);
+    const card = page.locator(`[data-media="${imageMedia}"] .thumb img`);
+    await card.waitFor();
+    const img = await card.evaluate(loaded);
+    assert.ok(img.src.startsWith(`${w.t.base}/img/${w.owner.projectId}/`), img.src);
+    await page.goto(`${w.t.base}/app/p/${w.owner.projectId}/media/${imageMedia}`);
+    await page.getByRole('heading', { name: 'Image URL' }).waitFor();
+    await page.getByRole('button', { name: 'Make image URL' }).click();
+    await page.getByAltText('Preview of the image URL').waitFor();
+    assert.deepEqual(consoleErrors, []);
+    await viewer.context.close();
   });
 });

@@ -21,16 +21,40 @@ export async function findDerivative(deps: Pick<Deps, 'db'>, id: string): Promis
   return deps.db.selectFrom('image_derivatives').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-/** Marks a result as served now (for eviction), at most once a minute. */
+/** Results served since the last flush whose last_used is older than TOUCH_MS, per database. */
+const pendingTouches = new WeakMap<object, { ids: Set<string>; timer: NodeJS.Timeout | null }>();
+/** Pending touches are written this long after the first of them (one UPDATE for all). */
+const FLUSH_MS = 5_000;
+
+/**
+ * Marks a result as served now (for eviction), at most once a minute: a hit is a read, so the
+ * touches are gathered and written in one UPDATE a few seconds later, or before an eviction pass.
+ */
 export function touchDerivative(deps: CacheDeps, row: ImageDerivativesTable): void {
-  const now = deps.clock.now();
-  if (now.getTime() - Date.parse(row.last_used) < TOUCH_MS) return;
-  deps.db
-    .updateTable('image_derivatives')
-    .set({ last_used: iso(now) })
-    .where('id', '=', row.id)
-    .execute()
-    .catch((err: unknown) => deps.log.warn({ err }, 'image cache: last_used not updated'));
+  if (deps.clock.now().getTime() - Date.parse(row.last_used) < TOUCH_MS) return;
+  let batch = pendingTouches.get(deps.db);
+  if (!batch) pendingTouches.set(deps.db, (batch = { ids: new Set(), timer: null }));
+  batch.ids.add(row.id);
+  batch.timer ??= setTimeout(() => {
+    void flushTouches(deps).catch((err: unknown) => deps.log.warn({ err }, 'image cache: last_used not updated'));
+  }, FLUSH_MS).unref();
+}
+
+/** Writes the pending touches now. */
+export async function flushTouches(deps: Pick<Deps, 'db' | 'clock'>): Promise<void> {
+  const batch = pendingTouches.get(deps.db);
+  if (!batch) return;
+  if (batch.timer) clearTimeout(batch.timer);
+  batch.timer = null;
+  const ids = [...batch.ids];
+  batch.ids.clear();
+  const now = iso(deps.clock.now());
+  for (let i = 0; i < ids.length; i += 500)
+    await deps.db
+      .updateTable('image_derivatives')
+      .set({ last_used: now })
+      .where('id', 'in', ids.slice(i, i + 500))
+      .execute();
 }
 
 export interface NewDerivative {
@@ -94,6 +118,8 @@ export function evictOverBudget(deps: CacheDeps): Promise<void> {
   if (known && known.bytes <= budget && now - known.at < RECOUNT_MS) return Promise.resolve();
   evicting ??= (async () => {
     try {
+      // What was served lately counts as used before anything is chosen to go.
+      await flushTouches(deps);
       for (;;) {
         const total = await deps.db
           .selectFrom('image_derivatives')
@@ -175,10 +201,6 @@ export async function dropProjectDerivatives(deps: Pick<Deps, 'db' | 'blobs'>, p
 export class SingleFlight<T> {
   private readonly running = new Map<string, Promise<T>>();
 
-  has(key: string): boolean {
-    return this.running.has(key);
-  }
-
   /** `shared` is true for callers that waited for another's computation. */
   run(key: string, compute: () => Promise<T>): { promise: Promise<T>; shared: boolean } {
     const existing = this.running.get(key);
@@ -206,23 +228,5 @@ export class Semaphore {
       if (next) next();
       else this.active--;
     }
-  }
-}
-
-/** A fixed one-minute window of cache misses per project (per process): the number of seconds to wait past the limit, else null. */
-export class MissLimiter {
-  private window = 0;
-  private readonly counts = new Map<string, number>();
-
-  take(projectId: string, limit: number, nowMs: number): number | null {
-    if (limit === 0) return null;
-    const w = Math.floor(nowMs / 60_000);
-    if (w !== this.window) {
-      this.window = w;
-      this.counts.clear();
-    }
-    const n = (this.counts.get(projectId) ?? 0) + 1;
-    this.counts.set(projectId, n);
-    return n > limit ? Math.ceil(((w + 1) * 60_000 - nowMs) / 1000) : null;
   }
 }

@@ -48,6 +48,41 @@ export async function imageUrlSettings(deps: KeyDeps, projectId: string): Promis
     .executeTakeFirstOrThrow();
 }
 
+/**
+ * Every image request checks its signature with the project's settings row: kept in memory for a
+ * few seconds (changed in this process: forgotten at once; in another one: seen within the TTL —
+ * a rotated key keeps verifying for 24 hours anyway, so only a new key or a changed
+ * allow_unsigned_presets waits that long on the other processes).
+ */
+const SETTINGS_TTL_MS = 5_000;
+const settingsCache = new WeakMap<object, Map<string, { row: ImageUrlSettingsTable; at: number }>>();
+
+/** The project's settings row as read at most SETTINGS_TTL_MS ago, or undefined when it has none yet. */
+export async function recentImageUrlSettings(
+  deps: Pick<Deps, 'db'>,
+  projectId: string,
+): Promise<ImageUrlSettingsTable | undefined> {
+  let map = settingsCache.get(deps.db);
+  if (!map) settingsCache.set(deps.db, (map = new Map()));
+  const now = Date.now();
+  const hit = map.get(projectId);
+  if (hit && now - hit.at < SETTINGS_TTL_MS) return hit.row;
+  const row = await deps.db
+    .selectFrom('image_url_settings')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .executeTakeFirst();
+  if (row) {
+    if (map.size > 10_000) map.clear();
+    map.set(projectId, { row, at: now });
+  }
+  return row;
+}
+
+function forgetSettings(deps: Pick<Deps, 'db'>, projectId: string): void {
+  settingsCache.get(deps.db)?.delete(projectId);
+}
+
 // Revealing is an AES-GCM open: cheap, but every image request needs it, so the plain keys of
 // sealed values seen are kept (a rotated key is a new sealed value).
 const revealed = new Map<string, string>();
@@ -126,6 +161,7 @@ export async function rotateImageUrlKey(deps: KeyDeps, projectId: string, audit:
     })
     .where('project_id', '=', projectId)
     .execute();
+  forgetSettings(deps, projectId);
   await recordAudit(
     deps.db,
     { ...audit, action: 'project.image_url_key_rotated', target: { type: 'project', id: projectId } },
@@ -156,6 +192,7 @@ export async function updateImageUrlSettings(
       .set({ allow_unsigned_presets: patch.allow_unsigned_presets ? 1 : 0, updated: iso(deps.clock.now()) })
       .where('project_id', '=', projectId)
       .execute();
+  forgetSettings(deps, projectId);
   return getImageUrlSettings(deps, projectId);
 }
 

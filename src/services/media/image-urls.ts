@@ -3,16 +3,18 @@ import type { Deps } from '../../deps.js';
 import { AppError } from '../../errors.js';
 import type { ImageDerivativesTable, ImageUrlSettingsTable } from '../../db/schema.js';
 import type { ImageFormat, ImageUrlRender, ImageUrlResult } from '../../media/index.js';
-import { imageUrlSettings, signImagePath, verifyingKeys } from './image-url-keys.js';
+import { imageUrlSettings, recentImageUrlSettings, signImagePath, verifyingKeys } from './image-url-keys.js';
 import { formatImageUrlOptions, parseImageUrlOptions, withPreset, type ImageUrlOptions } from './image-url-options.js';
 import {
   findDerivative,
-  MissLimiter,
+  flushTouches,
   Semaphore,
   SingleFlight,
   storeDerivative,
   touchDerivative,
 } from './image-url-cache.js';
+import type { RateLimitStore } from '../../ratelimit/stores.js';
+import { decide, windowIndex } from '../../ratelimit/window.js';
 import { computeImage, type SourceFile } from './image-url-compute.js';
 import { getPresetOptions } from './image-presets.js';
 
@@ -87,24 +89,58 @@ function acceptFormat(accept: string | undefined, sourceFormat: string | null): 
 const optionError = (field: string, message: string) =>
   new AppError('validation_failed', `image option ${field}: ${message}`, { details: [{ field, message }] });
 
+/** Takes a result's lock across processes and resolves with its release (PostgreSQL advisory locks). */
+export type ResultLock = (id: string) => Promise<() => Promise<void>>;
+
+/** What several processes share: where misses are counted, and the lock of a result being made. */
+export interface ImageUrlShared {
+  /** The API's rate-limit store: Redis or PostgreSQL (every process counts in one place) or this process's memory. */
+  misses: RateLimitStore;
+  /** null: one process (SQLite), where the in-process single flight is enough. */
+  lock: ResultLock | null;
+}
+
+/** What a computation hands its waiters: the result, or the row another process stored meanwhile. */
+type Made = { kind: 'result'; result: ImageUrlResult } | { kind: 'row'; row: ImageDerivativesTable };
+
 export class ImageUrlService {
-  private readonly flights = new SingleFlight<ImageUrlResult>();
+  private readonly flights = new SingleFlight<Made>();
   private readonly slots: Semaphore;
-  private readonly misses = new MissLimiter();
   /** Results sent but not stored yet: a request in between gets them from here, not a second computation. */
   private readonly storing = new Map<string, ImageUrlResult>();
+  private lastMissWarning = 0;
+  /** URLs whose signature (or preset) held, by the settings row they were checked with. */
+  private readonly checked = new WeakMap<
+    ImageUrlSettingsTable,
+    Map<string, { options: ImageUrlOptions; signed: boolean }>
+  >();
+  /**
+   * Source rows by project and file id. A file never gets other bytes, so its row stays true
+   * until the file is deleted; its results are deleted with it, so a hit may trust this copy and a
+   * miss reads the row again before any work.
+   */
+  private readonly sources = new Map<string, { file: SourceFile; frames: number }>();
 
-  constructor(private readonly deps: Deps) {
+  constructor(
+    private readonly deps: Deps,
+    private readonly shared: ImageUrlShared,
+  ) {
     this.slots = new Semaphore(deps.config.imageUrls.concurrency);
+  }
+
+  /** A cached row whose blob is gone (removed by hand, a crash mid-eviction): the next request makes it again. */
+  async forget(id: string): Promise<void> {
+    await this.deps.db.deleteFrom('image_derivatives').where('id', '=', id).execute();
+  }
+
+  /** Writes what is pending (the hits' last-use times). */
+  async close(): Promise<void> {
+    await flushTouches(this.deps);
   }
 
   /** The settings of a project that exists (made on its first image URL), or a 404. */
   private async settings(projectId: string): Promise<ImageUrlSettingsTable> {
-    const row = await this.deps.db
-      .selectFrom('image_url_settings')
-      .selectAll()
-      .where('project_id', '=', projectId)
-      .executeTakeFirst();
+    const row = await recentImageUrlSettings(this.deps, projectId);
     if (row) return row;
     const project = await this.deps.db
       .selectFrom('projects')
@@ -119,6 +155,23 @@ export class ImageUrlService {
   /** The options of a URL whose signature holds (or of an allowed unsigned preset URL); nothing read yet. */
   private async options(target: ImageUrlTarget): Promise<{ options: ImageUrlOptions; signed: boolean }> {
     const settings = await this.settings(target.projectId);
+    // A URL checked against this copy of the settings (at most 5 s old) is not checked again:
+    // a hit then costs no HMAC and no parse.
+    let checked = this.checked.get(settings);
+    if (!checked) this.checked.set(settings, (checked = new Map()));
+    const key = `${target.signature}/${target.options}/${target.file}`;
+    let found = checked.get(key);
+    if (!found) {
+      found = this.check(settings, target);
+      if (checked.size < 10_000) checked.set(key, found);
+    }
+    return found;
+  }
+
+  private check(
+    settings: ImageUrlSettingsTable,
+    target: ImageUrlTarget,
+  ): { options: ImageUrlOptions; signed: boolean } {
     const signed = target.signature !== '_';
     if (signed) {
       checkSignature(verifyingKeys(this.deps, settings), target);
@@ -152,14 +205,10 @@ export class ImageUrlService {
     if (ext !== undefined)
       options = { ...options, format: ext === 'jpeg' ? 'jpeg' : (STATIC_FORMATS.find((f) => f === ext) ?? 'jpeg') };
     const render = this.outputLimits(options);
-    const file = await this.deps.db
-      .selectFrom('files')
-      .select(['id', 'kind', 'format', 'width', 'height', 'duration', 'blob_key', 'probe'])
-      .where('project_id', '=', target.projectId)
-      .where('id', '=', m[1]!)
-      .executeTakeFirst();
-    if (!file) throw notFound();
-    const frames = this.sourceLimits(file, options);
+    const source = await this.source(target.projectId, m[1]!, false);
+    if (!source) throw notFound();
+    const { file } = source;
+    const frames = this.sourceLimits(file, source.frames, options);
     render.format =
       options.format === 'auto'
         ? acceptFormat(headers.accept, file.format)
@@ -193,37 +242,96 @@ export class ImageUrlService {
     }
     const sent = this.storing.get(id);
     if (sent) return { kind: 'computed', image, result: sent, shared: true };
-    // A request that joins a computation already running costs nothing more: not counted.
-    const retry = this.flights.has(id)
-      ? null
-      : this.misses.take(target.projectId, this.deps.config.imageUrls.missesPerMinute, this.deps.clock.now().getTime());
-    if (retry !== null)
+    // A miss: the file must still be there (its row read again if it came from memory: the file
+    // may have been deleted since).
+    if (!source.read && !(await this.source(target.projectId, file.id, true))) throw notFound();
+    // Counted inside the flight: a request that joins a computation already running in this
+    // process costs nothing more (and shares its refusal).
+    const flight = this.flights.run(id, async () => {
+      await this.countMiss(target.projectId);
+      return this.make(id, target.projectId, file, render, options.time, frames);
+    });
+    const made = await flight.promise;
+    // Made by another process while this one waited for the lock: served from the cache.
+    if (made.kind === 'row') return { kind: 'cached', image, row: made.row };
+    return { kind: 'computed', image, result: made.result, shared: flight.shared };
+  }
+
+  /**
+   * Counts a miss against the project's limit in the API's rate-limit store (shared by every
+   * process on Redis or PostgreSQL), 429 past it. Fails open, as the API's limiter does.
+   */
+  private async countMiss(projectId: string): Promise<void> {
+    const limit = this.deps.config.imageUrls.missesPerMinute;
+    if (limit === 0) return;
+    const now = this.deps.clock.now().getTime();
+    let counts;
+    try {
+      counts = await this.shared.misses.hit(`image-miss:${projectId}`, windowIndex(now));
+    } catch (err) {
+      if (now - this.lastMissWarning > 30_000) {
+        this.lastMissWarning = now;
+        this.deps.log.warn({ err }, 'image URLs: the miss counter failed; misses are not limited until it recovers');
+      }
+      return;
+    }
+    const d = decide(limit, now, counts);
+    if (!d.allowed)
       throw new AppError(
         'rate_limited',
-        `this project made more than ${this.deps.config.imageUrls.missesPerMinute} new images this minute (MEDIAD_IMAGE_URL_MISSES_PER_MINUTE); cached ones are still served`,
-        { headers: { 'retry-after': String(retry) } },
+        `this project made more than ${limit} new images this minute (MEDIAD_IMAGE_URL_MISSES_PER_MINUTE); cached ones are still served`,
+        { headers: { 'retry-after': String(d.retryAfterSeconds ?? 1) } },
       );
-    const flight = this.flights.run(id, () =>
-      this.slots.use(() => computeImage(this.deps, file, render, options.time, frames)),
-    );
-    const result = await flight.promise;
-    if (!flight.shared) {
+  }
+
+  /**
+   * One computation (its identical requests in this process wait for it): with several processes,
+   * under the result's lock, and after looking in the cache again once the lock is held (the
+   * process that held it before may have stored it). The answer goes out first; the result is
+   * stored after, and only then is the lock let go.
+   */
+  private async make(
+    id: string,
+    projectId: string,
+    file: SourceFile,
+    render: ImageUrlRender,
+    time: number | undefined,
+    frames: number,
+  ): Promise<Made> {
+    let release: (() => Promise<void>) | null = null;
+    if (this.shared.lock) {
+      try {
+        release = await this.shared.lock(id);
+      } catch (err) {
+        // No lock within its timeout (or the database away): computed anyway, as with one process.
+        this.deps.log.warn({ err, image: id }, 'image URLs: no lock for this result; computing without it');
+      }
+    }
+    const unlock = () =>
+      release?.().catch((err: unknown) => this.deps.log.warn({ err, image: id }, 'image URLs: lock not released'));
+    let handedOff = false;
+    try {
+      if (release) {
+        const row = await findDerivative(this.deps, id);
+        if (row) return { kind: 'row', row };
+      }
+      const result = await this.slots.use(() => computeImage(this.deps, file, render, time, frames));
       this.storing.set(id, result);
+      handedOff = true;
       // After this turn of the event loop, when the answer has been written: the store's SQLite
       // writes (synchronous on this thread) must not delay the bytes the client waits for.
       setImmediate(() => {
-        storeDerivative(this.deps, {
-          id,
-          projectId: target.projectId,
-          fileId: file.id,
-          type: result.mime,
-          data: result.data,
-        })
+        storeDerivative(this.deps, { id, projectId, fileId: file.id, type: result.mime, data: result.data })
           .catch((err: unknown) => this.deps.log.warn({ err, image: id }, 'image cache: result not stored'))
-          .finally(() => this.storing.delete(id));
+          .finally(() => {
+            this.storing.delete(id);
+            void unlock();
+          });
       });
+      return { kind: 'result', result };
+    } finally {
+      if (!handedOff) await unlock();
     }
-    return { kind: 'computed', image, result, shared: flight.shared };
   }
 
   /** Output size limits (after dpr), checked from the options alone. */
@@ -263,13 +371,25 @@ export class ImageUrlService {
     };
   }
 
-  /** Kind, source pixels and time, from the stored probe (no decoding); returns the source's frame count. */
-  private sourceLimits(file: SourceFile, o: ImageUrlOptions): number {
-    if (file.kind !== 'image' && file.kind !== 'video')
-      throw new AppError(
-        'unsupported_media_type',
-        `image URLs are made from images and videos; this file is ${file.kind}`,
-      );
+  /** The file's row and its frame count (from the stored probe), from memory unless `fresh`; undefined when it is gone. */
+  private async source(
+    projectId: string,
+    fileId: string,
+    fresh: boolean,
+  ): Promise<{ file: SourceFile; frames: number; read: boolean } | undefined> {
+    const key = `${projectId}/${fileId}`;
+    const known = fresh ? undefined : this.sources.get(key);
+    if (known) return { ...known, read: false };
+    const file = await this.deps.db
+      .selectFrom('files')
+      .select(['id', 'kind', 'format', 'width', 'height', 'duration', 'blob_key', 'probe'])
+      .where('project_id', '=', projectId)
+      .where('id', '=', fileId)
+      .executeTakeFirst();
+    if (!file) {
+      this.sources.delete(key);
+      return undefined;
+    }
     let frames = 1;
     try {
       const probe: unknown = file.probe ? JSON.parse(file.probe) : null;
@@ -278,6 +398,19 @@ export class ImageUrlService {
     } catch {
       frames = 1;
     }
+    const entry = { file: { ...file, probe: null }, frames };
+    if (this.sources.size >= 10_000) this.sources.delete(this.sources.keys().next().value!);
+    this.sources.set(key, entry);
+    return { ...entry, read: true };
+  }
+
+  /** Kind, source pixels and time, from the stored probe (no decoding); returns the frames a computation reads. */
+  private sourceLimits(file: SourceFile, frames: number, o: ImageUrlOptions): number {
+    if (file.kind !== 'image' && file.kind !== 'video')
+      throw new AppError(
+        'unsupported_media_type',
+        `image URLs are made from images and videos; this file is ${file.kind}`,
+      );
     const pixels = (file.width ?? 0) * (file.height ?? 0) * (file.kind === 'image' ? frames : 1);
     const { maxPixels, maxFrames } = this.deps.config.limits;
     if (pixels > maxPixels || frames > maxFrames)

@@ -120,7 +120,8 @@ export default function MediaDetailPage() {
             <h2 id="details-h">Details</h2>
             {canWrite ? <MetadataEditor media={m} onSaved={media.reload} /> : <ReadOnlyDetails media={m} />}
           </section>
-          {canWrite ? <ImageUrlBuilder media={m} /> : null}
+          {/* An image URL reads a file: viewers may make one too (POST /image-urls needs files:read). */}
+          <ImageUrlBuilder media={m} />
           {canWrite ? (
             <section className="card section" aria-labelledby="run-h">
               <h2 id="run-h">Run a task</h2>
