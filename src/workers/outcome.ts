@@ -10,6 +10,7 @@ import { parseChain } from '../shapes/events.js';
 import type { FileObject } from '../shapes/files.js';
 import { fileSummary, type TaskTarget } from '../shapes/tasks.js';
 import { advance, startSteps } from '../workflows/runner.js';
+import type { TaskTimeline } from './timeline.js';
 
 /**
  * Ends a task with what its kind produced, in one transaction opened here: the output files'
@@ -23,6 +24,7 @@ export async function applyResult(
   target: TaskTarget,
   input: KindInput | null,
   result: KindResult,
+  timeline?: TaskTimeline,
 ): Promise<void> {
   const now = () => iso(deps.clock.now());
   if ('steps' in result) {
@@ -31,6 +33,7 @@ export async function applyResult(
       const parent = await wait(trx, task, now());
       await startSteps(trx, parent, result.steps, input.file.id, parent.input, now());
     });
+    timeline?.mark('commit');
     return;
   }
   if ('output' in result) {
@@ -41,9 +44,11 @@ export async function applyResult(
         now(),
       ),
     );
+    timeline?.mark('commit');
     return;
   }
   const staged = await stage(deps, task, target, input, result);
+  timeline?.mark('store');
   const annotate = 'annotate' in result ? result.annotate : undefined;
   const results = 'files' in result ? result.results : undefined;
   try {
@@ -61,6 +66,7 @@ export async function applyResult(
       );
     });
     staged.committed();
+    timeline?.mark('commit');
   } catch (err) {
     throw await staged.abandon(err);
   }

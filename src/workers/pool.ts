@@ -9,7 +9,7 @@ import { AppError } from '../errors.js';
 import { randomBase62 } from '../ids.js';
 import type { KindInput, RunContext, TaskSubject } from '../kinds/define.js';
 import { kindEntry } from '../kinds/registry.js';
-import { observeTask } from '../metrics/registry.js';
+import { observeTask, observeTaskPhases } from '../metrics/registry.js';
 import { Poller } from '../poller.js';
 import { policyOf } from '../queue/policies.js';
 import { classifyFailure, retryDelay } from '../queue/retry.js';
@@ -26,6 +26,7 @@ import { AiEngines } from './ai-ports.js';
 import { resolveInput } from './input.js';
 import { runOptions } from '../services/media/secrets.js';
 import { applyResult } from './outcome.js';
+import { TaskTimeline } from './timeline.js';
 
 const PROGRESS_WRITE_MS = 500;
 
@@ -136,11 +137,13 @@ export class WorkerPool {
   /** Claims while there are free slots and due tasks; each task ending asks for another pass. */
   private async fill(): Promise<void> {
     while (!this.poller.isStopped && this.running.size < this.opts.concurrency) {
+      const timeline = new TaskTimeline();
       const task = await claim(this.deps.db, this.owner, this.opts.leaseMs, this.deps.clock.now());
       if (!task) break;
+      timeline.mark('claim');
       const controller = new AbortController();
       this.running.set(task.id, controller);
-      void this.run(task, controller).finally(() => {
+      void this.run(task, controller, timeline).finally(() => {
         this.running.delete(task.id);
         this.poller.wake();
       });
@@ -171,7 +174,7 @@ export class WorkerPool {
     });
   }
 
-  private async run(task: TasksTable, controller: AbortController): Promise<void> {
+  private async run(task: TasksTable, controller: AbortController, timeline: TaskTimeline): Promise<void> {
     const { deps } = this;
     const kind = kindEntry(task.kind);
     const policy = policyOf(task.kind);
@@ -193,6 +196,7 @@ export class WorkerPool {
       policy.timeoutMs,
     );
     const workDir = await fs.mkdtemp(path.join(deps.tmpDir, `task-${task.id}-`));
+    let completed = false;
     try {
       if (!kind)
         throw new AppError(
@@ -200,9 +204,11 @@ export class WorkerPool {
           `kind "${task.kind}" is not a task kind this mediad knows (a row from a newer version?)`,
         );
       const target = JSON.parse(task.target) as TaskTarget;
+      timeline.mark('setup');
       const input: KindInput | null = kind.needsInputFile
         ? await resolveInput(deps, task, workDir, controller.signal)
         : null;
+      timeline.mark('input');
       const ctx: RunContext = {
         task,
         target,
@@ -225,7 +231,9 @@ export class WorkerPool {
       const options = runOptions(deps, task.project_id, task.kind, kindOptions(task));
       const result = await kind.run(ctx, options, input);
       controller.signal.throwIfAborted();
-      await applyResult(deps, task, target, input, result);
+      timeline.mark('run');
+      await applyResult(deps, task, target, input, result, timeline);
+      completed = true;
       log.info({ ms: Date.now() - Date.parse(task.started ?? task.created) }, 'task completed');
       observeTask(task, 'completed', deps.clock.now()); // metrics
     } catch (err) {
@@ -234,6 +242,8 @@ export class WorkerPool {
       clearInterval(beat);
       clearTimeout(timeout);
       await fs.rm(workDir, { recursive: true, force: true });
+      timeline.mark('cleanup');
+      if (completed) observeTaskPhases(task.kind, timeline.phases);
     }
   }
 
