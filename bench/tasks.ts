@@ -336,7 +336,9 @@ try {
   if (ONLY.has('small')) {
     const small = await benchSmall(m, os.availableParallelism(), m);
     results.small = small;
-    console.log(`small image tasks, SQLite, mediad serve (concurrency ${small.concurrency}; load ${small.load.join(' ')})`);
+    console.log(
+      `small image tasks, SQLite, mediad serve (concurrency ${small.concurrency}; load ${small.load.join(' ')})`,
+    );
     console.log(
       `  tasks/s ${small.tasksPerS.join(' / ')} | raw sharp loop ${small.rawSharpPerS.join(' / ')} | ratio ${small.ratio.toFixed(3)} (target >= 0.5) ${small.ratio >= 0.5 ? 'PASS' : 'FAIL'}`,
     );
