@@ -7,7 +7,7 @@
 //   small  throughput of 200 small image tasks (64x48 PNG -> 8..39 px) queued while the kind is paused, then
 //          resumed (first started -> last finished), beside a raw sharp loop doing the same resizes at the
 //          same concurrency, in alternating rounds; on SQLite in `mediad serve` and on PostgreSQL with two
-//          `mediad worker` processes
+//          `mediad worker` processes; and beside the same loop fsyncing each output and its directory
 //   Where a task's time goes: the mean of each phase (claim, setup, input, run, store, commit, cleanup)
 //   from GET /metrics (mediad_task_phase_seconds), per section.
 // Run: npm run bench:tasks   (mediad runs as a child process on loopback; results in bench/results/tasks.json)
@@ -45,6 +45,15 @@ const ADMIN_PG = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432
  * Median of the per-pair ratios: each pair runs back to back, so this cancels the machine's
  * drift between pairs (an encode varies by a few percent from one minute to the next).
  */
+async function fsync(p: string): Promise<void> {
+  const fh = await fs.open(p, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
 const pairedRatio = (task: number[], raw: number[]) => median(task.map((t, i) => t / raw[i]!));
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 const loadAvg = () => os.loadavg().map((l) => Number(l.toFixed(2)));
@@ -180,19 +189,25 @@ async function benchPickup(m: Mediad) {
   };
 }
 
-/** The same resizes as the small tasks, `concurrency` at a time, from the same file to a file: tasks/s. */
-async function rawSharpLoop(src: string, concurrency: number): Promise<number> {
+/**
+ * The same resizes as the small tasks, `concurrency` at a time, from the same file to a file: per second.
+ * `durable`: each output is also fsynced with its directory, as the blob store does before a task's row commits.
+ */
+async function rawSharpLoop(src: string, concurrency: number, durable = false): Promise<number> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'bench-raw-'));
   let next = 0;
   const s = performance.now();
   await Promise.all(
     Array.from({ length: concurrency }, async (_, w) => {
-      for (let i = next++; i < SMALL_TASKS; i = next++)
+      for (let i = next++; i < SMALL_TASKS; i = next++) {
+        const out = path.join(dir, `${w}-${i}.png`);
         await sharp(src)
           .rotate()
           .resize({ width: 8 + (i % 32) })
           .png()
-          .toFile(path.join(dir, `${w}-${i}.png`));
+          .toFile(out);
+        if (durable) for (const p of [out, dir]) await fsync(p);
+      }
     }),
   );
   const perS = SMALL_TASKS / ((performance.now() - s) / 1000);
@@ -233,13 +248,16 @@ async function benchSmall(m: Mediad, concurrency: number, phasesOf: Mediad | nul
   await rawSharpLoop(src, concurrency);
   const tasks: number[] = [];
   const raw: number[] = [];
+  const durable: number[] = [];
   const phasesBefore = phasesOf ? await taskPhases(phasesOf, 'image') : {};
   for (let r = 0; r < ROUNDS; r++) {
     if (r % 2 === 0) {
       raw.push(await rawSharpLoop(src, concurrency));
+      durable.push(await rawSharpLoop(src, concurrency, true));
       tasks.push(await smallBatch(m, file.id));
     } else {
       tasks.push(await smallBatch(m, file.id));
+      durable.push(await rawSharpLoop(src, concurrency, true));
       raw.push(await rawSharpLoop(src, concurrency));
     }
   }
@@ -248,6 +266,9 @@ async function benchSmall(m: Mediad, concurrency: number, phasesOf: Mediad | nul
     tasksPerS: tasks.map(Math.round),
     rawSharpPerS: raw.map(Math.round),
     ratio: median(tasks.map((t, i) => t / raw[i]!)),
+    // The raw loop also fsyncing each output and its directory: what durability alone costs.
+    rawSharpFsyncPerS: durable.map(Math.round),
+    ratioToFsyncLoop: median(tasks.map((t, i) => t / durable[i]!)),
     target: 0.5,
     ...(phasesOf ? { phasesMs: phaseMeans(phasesBefore, await taskPhases(phasesOf, 'image')) } : {}),
     load: loadAvg(),
@@ -342,6 +363,9 @@ try {
     console.log(
       `  tasks/s ${small.tasksPerS.join(' / ')} | raw sharp loop ${small.rawSharpPerS.join(' / ')} | ratio ${small.ratio.toFixed(3)} (target >= 0.5) ${small.ratio >= 0.5 ? 'PASS' : 'FAIL'}`,
     );
+    console.log(
+      `  raw sharp loop with an fsync of each output and its directory ${small.rawSharpFsyncPerS.join(' / ')} | ratio ${small.ratioToFsyncLoop.toFixed(3)}`,
+    );
     console.log(`  phases (ms): ${JSON.stringify(small.phasesMs)}`);
   }
 } finally {
@@ -356,6 +380,9 @@ if (ONLY.has('pg')) {
   );
   console.log(
     `  tasks/s ${pgSmall.tasksPerS.join(' / ')} | raw sharp loop ${pgSmall.rawSharpPerS.join(' / ')} | ratio ${pgSmall.ratio.toFixed(3)} (target >= 0.5) ${pgSmall.ratio >= 0.5 ? 'PASS' : 'FAIL'}`,
+  );
+  console.log(
+    `  raw sharp loop with an fsync of each output and its directory ${pgSmall.rawSharpFsyncPerS.join(' / ')} | ratio ${pgSmall.ratioToFsyncLoop.toFixed(3)}`,
   );
 }
 await fs.mkdir('bench/results', { recursive: true });

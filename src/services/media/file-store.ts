@@ -303,14 +303,7 @@ export async function stageOutputs(
     planned.flatMap((p) => p.journal),
     async (trx) => {
       const now = iso(deps.clock.now());
-      // The media's `updated` is written first and its count of rows is the check that it still exists.
-      const touched = await trx
-        .updateTable('media')
-        .set({ updated: now })
-        .where('project_id', '=', scope.projectId)
-        .where('id', '=', mediaId)
-        .executeTakeFirst();
-      if (Number(touched.numUpdatedRows) === 0) throw notFoundMedia(mediaId);
+      if (!(await findMedia(trx, scope.projectId, mediaId))) throw notFoundMedia(mediaId);
       const files: FileObject[] = [];
       for (const [i, p] of planned.entries()) {
         const filename = p.out.filename ?? `${p.id}.${p.out.facts.extension}`;
@@ -332,6 +325,8 @@ export async function stageOutputs(
           ).file,
         );
       }
+      // Last: on PostgreSQL the media row stays locked until the commit.
+      await trx.updateTable('media').set({ updated: now }).where('id', '=', mediaId).execute();
       return files;
     },
     () =>
