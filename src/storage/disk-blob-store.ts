@@ -33,40 +33,6 @@ export function createDiskBlobStore(rootDir: string): DiskBlobStore {
 
   /** Directories this store made or found: a put into one skips the mkdir (a project's files share one). */
   const knownDirs = new Set<string>();
-  /** Per directory, the fsync in flight and the one that follows it (shared by whoever renames meanwhile). */
-  const dirSyncs = new Map<string, DirSync>();
-
-  /**
-   * fsync of a directory after a rename into it, as a group commit: an fsync already in flight
-   * may have begun before this rename, so the caller waits for the next one, which starts when
-   * it ends and serves every rename made until then. Task outputs of one project all land in
-   * one directory: concurrent puts share its fsyncs instead of queueing one each in the thread pool.
-   */
-  function syncDir(dir: string): Promise<void> {
-    const state = dirSyncs.get(dir);
-    if (!state) {
-      const fresh: DirSync = { current: Promise.resolve(), next: null };
-      dirSyncs.set(dir, fresh);
-      return beginSync(dir, fresh);
-    }
-    state.next ??= state.current
-      .catch(() => undefined)
-      .then(() => {
-        state.next = null;
-        return beginSync(dir, state);
-      });
-    return state.next;
-  }
-
-  function beginSync(dir: string, state: DirSync): Promise<void> {
-    const run = fsyncDir(dir);
-    state.current = run;
-    const done = () => {
-      if (state.current === run && state.next === null && dirSyncs.get(dir) === state) dirSyncs.delete(dir);
-    };
-    run.then(done, done);
-    return run;
-  }
 
   /** rename() into place, then fsync the directories whose entries changed (durability). */
   async function publish(from: string, dest: string): Promise<void> {
@@ -74,7 +40,7 @@ export function createDiskBlobStore(rootDir: string): DiskBlobStore {
     if (knownDirs.has(dir)) {
       try {
         await rename(from, dest);
-        await syncDir(dir);
+        await fsyncDir(dir);
         return;
       } catch (err) {
         if (errCode(err) !== 'ENOENT') throw err;
@@ -86,7 +52,7 @@ export function createDiskBlobStore(rootDir: string): DiskBlobStore {
     const dirs = [dir];
     if (firstCreated)
       for (let d = dir; d !== path.dirname(firstCreated) && d !== root;) dirs.push((d = path.dirname(d)));
-    for (const d of dirs) await syncDir(d);
+    for (const d of dirs) await fsyncDir(d);
     knownDirs.add(dir);
   }
 
@@ -216,11 +182,6 @@ export function createDiskBlobStore(rootDir: string): DiskBlobStore {
       return removed;
     },
   };
-}
-
-interface DirSync {
-  current: Promise<void>;
-  next: Promise<void> | null;
 }
 
 function byteLimit(maxBytes: number): Transform {
