@@ -108,3 +108,43 @@ export async function upload(m: Client, file: string, name: string): Promise<any
   if (res.statusCode !== 201) throw new Error(`upload: ${res.statusCode} ${JSON.stringify(json.error)}`);
   return json.data;
 }
+
+/** CPU time (ms) of a process and its waited-for children (FFmpeg) so far: utime + stime + cutime + cstime. */
+export async function processCpuMs(pid: number): Promise<number> {
+  const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name, which may hold spaces: state is field 3, utime field 14.
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+  return (ticks * 1000) / 100; // USER_HZ is 100 on Linux
+}
+
+/**
+ * The mean of each phase of the completed tasks of `kind` (mediad_task_phase_seconds from GET /metrics),
+ * in ms, as sums and counts: the difference of two readings gives the phases of the tasks in between.
+ */
+export async function taskPhases(m: Mediad, kind: string): Promise<Record<string, { sum: number; count: number }>> {
+  const res = await request(`${m.base}/metrics`, { dispatcher: m.agent });
+  const text = await res.body.text();
+  const out: Record<string, { sum: number; count: number }> = {};
+  const re = /^mediad_task_phase_seconds_(sum|count)\{kind="([^"]+)",phase="([^"]+)"\} (\S+)$/gm;
+  for (const [, what, k, phase, value] of text.matchAll(re)) {
+    if (k !== kind) continue;
+    const p = (out[phase!] ??= { sum: 0, count: 0 });
+    if (what === 'sum') p.sum = Number(value) * 1000;
+    else p.count = Number(value);
+  }
+  return out;
+}
+
+/** Mean ms per phase between two readings of taskPhases. */
+export function phaseMeans(
+  before: Record<string, { sum: number; count: number }>,
+  after: Record<string, { sum: number; count: number }>,
+): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [phase, a] of Object.entries(after)) {
+    const b = before[phase] ?? { sum: 0, count: 0 };
+    if (a.count > b.count) out[phase] = Number(((a.sum - b.sum) / (a.count - b.count)).toFixed(2));
+  }
+  return out;
+}

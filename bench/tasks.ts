@@ -1,48 +1,98 @@
-// Task engine benchmarks (issue: task engine and transform kinds), each beside its competitor in the same run:
-//   image  4000x3000 JPEG -> 800 px WebP: task (created -> finished, the task's own timestamps) vs sharp vs vipsthumbnail
-//   video  10 s 1080p H.264 -> 720p H.264: task vs raw ffmpeg with the identical argument list
-//   queue  pickup latency (created -> started) over 200 tasks with idle workers, and throughput of 200 small image tasks
+// Task engine benchmarks (issue: task engine and transform kinds; issue 26: the tasks' overhead), each beside
+// its competitor in the same run:
+//   image  4000x3000 JPEG -> 800 px WebP: task (created -> finished, the task's own timestamps) vs sharp vs
+//          vipsthumbnail, wall time and CPU time (the server's, from /proc, against sharp's in this process)
+//   video  10 s 1080p H.264 -> 720p H.264: task vs raw ffmpeg with the identical argument list, wall and CPU
+//   queue  pickup latency (created -> started) over 200 tasks with an idle worker
+//   small  throughput of 200 small image tasks (64x48 PNG -> 8..39 px) queued while the kind is paused, then
+//          resumed (first started -> last finished), beside a raw sharp loop doing the same resizes at the
+//          same concurrency, in alternating rounds; on SQLite in `mediad serve` and on PostgreSQL with two
+//          `mediad worker` processes; and beside the same loop fsyncing each output and its directory
+//   Where a task's time goes: the mean of each phase (claim, setup, input, run, store, commit, cleanup)
+//   from GET /metrics (mediad_task_phase_seconds), per section.
 // Run: npm run bench:tasks   (mediad runs as a child process on loopback; results in bench/results/tasks.json)
-import { execFileSync } from 'node:child_process';
+//   BENCH_RUNS (pairs, default 7), BENCH_ROUNDS (throughput rounds, default 3), BENCH_ONLY=image,video,queue,small,pg
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import sharp from 'sharp';
-import { api, listMeta, median, ms, pct, startMediad, upload, waitDone, type Mediad } from './child.js';
+import {
+  api,
+  listMeta,
+  median,
+  ms,
+  pct,
+  phaseMeans,
+  processCpuMs,
+  startMediad,
+  taskPhases,
+  upload,
+  waitDone,
+  type Mediad,
+} from './child.js';
 import { buildVideoArgs, crfFor, probeFile } from '../src/media/index.js';
 import { fixture } from '../test/helpers/fixtures.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ONLY = new Set((process.env.BENCH_ONLY ?? 'image,video,queue,small,pg').split(','));
+const SMALL_TASKS = 200;
+const ADMIN_PG = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 /**
  * Median of the per-pair ratios: each pair runs back to back, so this cancels the machine's
  * drift between pairs (an encode varies by a few percent from one minute to the next).
  */
+async function fsync(p: string): Promise<void> {
+  const fh = await fs.open(p, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
 const pairedRatio = (task: number[], raw: number[]) => median(task.map((t, i) => t / raw[i]!));
+const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+const loadAvg = () => os.loadavg().map((l) => Number(l.toFixed(2)));
 
 async function benchImage(m: Mediad) {
   const src = await fixture('image-jpeg-4000x3000');
   const input = await upload(m, src, 'big.jpg');
   const out = path.join(os.tmpdir(), `bench-${process.pid}.webp`);
   const task: number[] = [];
+  const taskCpu: number[] = [];
   const raw: number[] = [];
+  const rawCpu: number[] = [];
   const vips: number[] = [];
+  let phasesBefore = await taskPhases(m, 'image');
   for (let i = 0; i < RUNS + 1; i++) {
+    const cpu0 = await processCpuMs(m.child.pid!);
     const t = await waitDone(
       m,
       (await api(m, 'POST', '/tasks', { kind: 'image', file_id: input.id, width: 800, format: 'webp', quality: 80 }))
         .id,
       100,
     );
+    const cpu1 = await processCpuMs(m.child.pid!);
+    const c = process.cpuUsage();
     let s = performance.now();
     await sharp(src).rotate().resize({ width: 800 }).webp({ quality: 80 }).toFile(out);
     const rawMs = performance.now() - s;
+    const cu = process.cpuUsage(c);
     s = performance.now();
     execFileSync('vipsthumbnail', [src, '--size', '800x', '-o', `${out}[Q=80]`]);
     const vipsMs = performance.now() - s;
-    if (i === 0) continue; // warm-up
+    if (i === 0) {
+      phasesBefore = await taskPhases(m, 'image'); // warm-up
+      continue;
+    }
     task.push(ms(t.created, t.finished));
+    taskCpu.push(cpu1 - cpu0);
     raw.push(rawMs);
+    rawCpu.push((cu.user + cu.system) / 1000);
     vips.push(vipsMs);
   }
   return {
@@ -50,7 +100,13 @@ async function benchImage(m: Mediad) {
     sharpMs: median(raw),
     vipsthumbnailMs: median(vips),
     ratio: pairedRatio(task, raw),
-    target: 1.15,
+    // The server's CPU per task (its POST and status polls included; /proc counts in 10 ms ticks, so summed over the runs).
+    taskCpuMs: sum(taskCpu) / taskCpu.length,
+    sharpCpuMs: sum(rawCpu) / rawCpu.length,
+    cpuRatio: sum(taskCpu) / sum(rawCpu),
+    phasesMs: phaseMeans(phasesBefore, await taskPhases(m, 'image')),
+    target: 1.05,
+    load: loadAvg(),
   };
 }
 
@@ -70,27 +126,34 @@ async function benchVideo(m: Mediad) {
     { maxDurationSeconds: 14400 },
   );
   const task: number[] = [];
+  const taskCpu: number[] = [];
   const raw: number[] = [];
+  const rawCpu: number[] = [];
+  const phasesBefore = await taskPhases(m, 'video');
   // Pairs alternate which side goes first; the ratio is the median over RUNS pairs.
   const runTask = async () => {
+    const cpu0 = await processCpuMs(m.child.pid!);
     const t = await waitDone(
       m,
       (await api(m, 'POST', '/tasks', { kind: 'video', file_id: input.id, ...options })).id,
       250,
     );
+    taskCpu.push((await processCpuMs(m.child.pid!)) - cpu0);
     task.push(ms(t.created, t.finished));
   };
-  const runRaw = () => {
+  const runRaw = async () => {
+    const cpu0 = await processCpuMs(process.pid);
     const s = performance.now();
     execFileSync('ffmpeg', args, { stdio: 'ignore' });
     raw.push(performance.now() - s);
+    rawCpu.push((await processCpuMs(process.pid)) - cpu0);
   };
   for (let i = 0; i < RUNS; i++) {
     if (i % 2 === 0) {
       await runTask();
-      runRaw();
+      await runRaw();
     } else {
-      runRaw();
+      await runRaw();
       await runTask();
     }
   }
@@ -100,65 +163,227 @@ async function benchVideo(m: Mediad) {
     taskMs: median(task),
     ffmpegMs: median(raw),
     ratio: pairedRatio(task, raw),
-    target: 1.05,
+    taskCpuMs: median(taskCpu),
+    ffmpegCpuMs: median(rawCpu),
+    cpuRatio: pairedRatio(taskCpu, rawCpu),
+    phasesMs: phaseMeans(phasesBefore, await taskPhases(m, 'video')),
+    target: 1.03,
+    load: loadAvg(),
   };
 }
 
-async function benchQueue(m: Mediad) {
+async function benchPickup(m: Mediad) {
   const small = await upload(m, await fixture('image-png'), 'small.png');
   // Pickup: one task at a time, so a worker is always idle when it arrives.
   const pickup: number[] = [];
+  const phasesBefore = await taskPhases(m, 'image');
   for (let i = 0; i < 200; i++) {
     const t = await waitDone(m, (await api(m, 'POST', '/tasks', { kind: 'image', file_id: small.id, width: 16 })).id);
     pickup.push(ms(t.created, t.started));
   }
-  // Throughput: 200 at once with the default concurrency (the number of cores).
-  const s = performance.now();
-  const before = (await listMeta(m, '/tasks?status=completed&kind=image&limit=1')).total as number;
-  for (let i = 0; i < 200; i++)
-    await api(m, 'POST', '/tasks', { kind: 'image', file_id: small.id, width: 8 + (i % 32) });
-  // One poll of a count, not 200 pollers: the API shares the machine with the workers.
-  while ((await listMeta(m, '/tasks?status=completed&kind=image&limit=1')).total < before + 200)
-    await new Promise((r) => setTimeout(r, 20));
-  const seconds = (performance.now() - s) / 1000;
   return {
     pickupP50Ms: pct(pickup, 50),
     pickupP99Ms: pct(pickup, 99),
     pickupTargetMs: 20,
-    throughputTasksPerS: 200 / seconds,
+    phasesMs: phaseMeans(phasesBefore, await taskPhases(m, 'image')),
   };
 }
 
+/**
+ * The same resizes as the small tasks, `concurrency` at a time, from the same file to a file: per second.
+ * `durable`: each output is also fsynced with its directory, as the blob store does before a task's row commits.
+ */
+async function rawSharpLoop(src: string, concurrency: number, durable = false): Promise<number> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'bench-raw-'));
+  let next = 0;
+  const s = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async (_, w) => {
+      for (let i = next++; i < SMALL_TASKS; i = next++) {
+        const out = path.join(dir, `${w}-${i}.png`);
+        await sharp(src)
+          .rotate()
+          .resize({ width: 8 + (i % 32) })
+          .png()
+          .toFile(out);
+        if (durable) for (const p of [out, dir]) await fsync(p);
+      }
+    }),
+  );
+  const perS = SMALL_TASKS / ((performance.now() - s) / 1000);
+  await fs.rm(dir, { recursive: true, force: true });
+  return perS;
+}
+
+/**
+ * SMALL_TASKS image tasks queued while the kind is paused, then resumed: tasks/s from the first
+ * started to the last finished (the tasks' own timestamps), so the API's pace of creating them is not
+ * what is measured.
+ */
+async function smallBatch(m: Mediad, fileId: string): Promise<number> {
+  await api(m, 'POST', '/queue/kinds/image/pause');
+  const ids: string[] = [];
+  for (let i = 0; i < SMALL_TASKS; i++)
+    ids.push((await api(m, 'POST', '/tasks', { kind: 'image', file_id: fileId, width: 8 + (i % 32) })).id);
+  const before = (await listMeta(m, '/tasks?status=completed&kind=image&limit=1')).total as number;
+  await api(m, 'POST', '/queue/kinds/image/resume');
+  // One poll of a count, not 200 pollers: the API shares the machine with the workers.
+  while ((await listMeta(m, '/tasks?status=completed&kind=image&limit=1')).total < before + SMALL_TASKS)
+    await new Promise((r) => setTimeout(r, 50));
+  let first = Infinity;
+  let last = 0;
+  for (const id of ids) {
+    const t = await api(m, 'GET', `/tasks/${id}`);
+    first = Math.min(first, Date.parse(t.started));
+    last = Math.max(last, Date.parse(t.finished));
+  }
+  return SMALL_TASKS / ((last - first) / 1000);
+}
+
+/** Rounds alternating the raw sharp loop and a batch of tasks; the ratio is the median of the rounds' ratios. */
+async function benchSmall(m: Mediad, concurrency: number, phasesOf: Mediad | null) {
+  const src = await fixture('image-png');
+  const file = await upload(m, src, `small-${Date.now()}.png`);
+  await smallBatch(m, file.id); // warm-up (and every worker process up)
+  await rawSharpLoop(src, concurrency);
+  const tasks: number[] = [];
+  const raw: number[] = [];
+  const durable: number[] = [];
+  const phasesBefore = phasesOf ? await taskPhases(phasesOf, 'image') : {};
+  for (let r = 0; r < ROUNDS; r++) {
+    if (r % 2 === 0) {
+      raw.push(await rawSharpLoop(src, concurrency));
+      durable.push(await rawSharpLoop(src, concurrency, true));
+      tasks.push(await smallBatch(m, file.id));
+    } else {
+      tasks.push(await smallBatch(m, file.id));
+      durable.push(await rawSharpLoop(src, concurrency, true));
+      raw.push(await rawSharpLoop(src, concurrency));
+    }
+  }
+  return {
+    concurrency,
+    tasksPerS: tasks.map(Math.round),
+    rawSharpPerS: raw.map(Math.round),
+    ratio: median(tasks.map((t, i) => t / raw[i]!)),
+    // The raw loop also fsyncing each output and its directory: what durability alone costs.
+    rawSharpFsyncPerS: durable.map(Math.round),
+    ratioToFsyncLoop: median(tasks.map((t, i) => t / durable[i]!)),
+    target: 0.5,
+    ...(phasesOf ? { phasesMs: phaseMeans(phasesBefore, await taskPhases(phasesOf, 'image')) } : {}),
+    load: loadAvg(),
+  };
+}
+
+async function freshPg(name: string): Promise<string> {
+  const admin = new pg.Client({ connectionString: ADMIN_PG });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(ADMIN_PG);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** PostgreSQL, `mediad serve` without workers and two `mediad worker` processes (default concurrency each). */
+async function benchPg() {
+  const dbUrl = await freshPg('mediad_bench_tasks');
+  const m = await startMediad({ MEDIAD_DATABASE_URL: dbUrl, MEDIAD_SERVE_WORKERS: 'false' });
+  const perProcess = os.availableParallelism();
+  const workers: ChildProcess[] = Array.from({ length: 2 }, () =>
+    spawn(process.execPath, ['--import', 'tsx', path.resolve('src/cli.ts'), 'worker'], {
+      env: { ...process.env, MEDIAD_DATA_DIR: m.dataDir, MEDIAD_DATABASE_URL: dbUrl, MEDIAD_LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    }),
+  );
+  try {
+    for (let i = 0; (await api(m, 'GET', '/workers')).length < 2; i++) {
+      if (i > 600) throw new Error('the worker processes did not start');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return await benchSmall(m, 2 * perProcess, null);
+  } finally {
+    for (const w of workers) w.kill('SIGTERM');
+    m.child.kill('SIGTERM');
+    await fs.rm(m.dataDir, { recursive: true, force: true }).catch(() => undefined);
+  }
+}
+
+const results: Record<string, unknown> = {
+  date: new Date().toISOString(),
+  node: process.version,
+  cpus: os.availableParallelism(),
+  runs: RUNS,
+  rounds: ROUNDS,
+  loadBefore: loadAvg(),
+};
+const f = (n: number) => n.toFixed(1);
 const m = await startMediad();
 try {
-  const image = await benchImage(m);
-  const video = await benchVideo(m);
-  const queue = await benchQueue(m);
-  const results = {
-    date: new Date().toISOString(),
-    node: process.version,
-    cpus: os.availableParallelism(),
-    runs: RUNS,
-    image,
-    video,
-    queue,
-  };
-  await fs.mkdir('bench/results', { recursive: true });
-  await fs.writeFile('bench/results/tasks.json', `${JSON.stringify(results, null, 2)}\n`);
-  const f = (n: number) => n.toFixed(1);
-  console.log(`\nimage 4000x3000 JPEG -> 800 px WebP (median of ${RUNS})`);
-  console.log(
-    `  mediad task ${f(image.taskMs)} ms | sharp ${f(image.sharpMs)} ms | vipsthumbnail ${f(image.vipsthumbnailMs)} ms | task/sharp ${image.ratio.toFixed(2)}x (target <= 1.15) ${image.ratio <= 1.15 ? 'PASS' : 'FAIL'}`,
-  );
-  console.log(`video 10 s 1080p -> 720p H.264 CRF ${video.crf} ${video.preset}`);
-  console.log(
-    `  mediad task ${f(video.taskMs)} ms | raw ffmpeg ${f(video.ffmpegMs)} ms | ratio ${video.ratio.toFixed(3)}x (target <= 1.05) ${video.ratio <= 1.05 ? 'PASS' : 'FAIL'}`,
-  );
-  console.log('queue');
-  console.log(
-    `  pickup p50 ${queue.pickupP50Ms} ms, p99 ${queue.pickupP99Ms} ms (target p50 < 20 ms) ${queue.pickupP50Ms < 20 ? 'PASS' : 'FAIL'} | throughput ${f(queue.throughputTasksPerS)} small image tasks/s`,
-  );
+  if (ONLY.has('image')) {
+    const image = await benchImage(m);
+    results.image = image;
+    console.log(`\nimage 4000x3000 JPEG -> 800 px WebP (median of ${RUNS}; load ${image.load.join(' ')})`);
+    console.log(
+      `  mediad task ${f(image.taskMs)} ms | sharp ${f(image.sharpMs)} ms | vipsthumbnail ${f(image.vipsthumbnailMs)} ms | task/sharp ${image.ratio.toFixed(3)}x (target <= 1.05) ${image.ratio <= 1.05 ? 'PASS' : 'FAIL'}`,
+    );
+    console.log(
+      `  CPU: task ${f(image.taskCpuMs)} ms (server, API calls included) | sharp ${f(image.sharpCpuMs)} ms | ${image.cpuRatio.toFixed(3)}x`,
+    );
+    console.log(`  phases (ms): ${JSON.stringify(image.phasesMs)}`);
+  }
+  if (ONLY.has('video')) {
+    const video = await benchVideo(m);
+    results.video = video;
+    console.log(`video 10 s 1080p -> 720p H.264 CRF ${video.crf} ${video.preset} (load ${video.load.join(' ')})`);
+    console.log(
+      `  mediad task ${f(video.taskMs)} ms | raw ffmpeg ${f(video.ffmpegMs)} ms | ratio ${video.ratio.toFixed(3)}x (target <= 1.03) ${video.ratio <= 1.03 ? 'PASS' : 'FAIL'}`,
+    );
+    console.log(
+      `  CPU: task ${f(video.taskCpuMs)} ms (server + ffmpeg) | raw ffmpeg ${f(video.ffmpegCpuMs)} ms | ${video.cpuRatio.toFixed(3)}x`,
+    );
+    console.log(`  phases (ms): ${JSON.stringify(video.phasesMs)}`);
+  }
+  if (ONLY.has('queue')) {
+    const queue = await benchPickup(m);
+    results.queue = queue;
+    console.log('queue');
+    console.log(
+      `  pickup p50 ${queue.pickupP50Ms} ms, p99 ${queue.pickupP99Ms} ms (target p50 < 20 ms) ${queue.pickupP50Ms < 20 ? 'PASS' : 'FAIL'}`,
+    );
+    console.log(`  phases of a 64x48 -> 16 px task, one at a time (ms): ${JSON.stringify(queue.phasesMs)}`);
+  }
+  if (ONLY.has('small')) {
+    const small = await benchSmall(m, os.availableParallelism(), m);
+    results.small = small;
+    console.log(
+      `small image tasks, SQLite, mediad serve (concurrency ${small.concurrency}; load ${small.load.join(' ')})`,
+    );
+    console.log(
+      `  tasks/s ${small.tasksPerS.join(' / ')} | raw sharp loop ${small.rawSharpPerS.join(' / ')} | ratio ${small.ratio.toFixed(3)} (target >= 0.5) ${small.ratio >= 0.5 ? 'PASS' : 'FAIL'}`,
+    );
+    console.log(
+      `  raw sharp loop with an fsync of each output and its directory ${small.rawSharpFsyncPerS.join(' / ')} | ratio ${small.ratioToFsyncLoop.toFixed(3)}`,
+    );
+    console.log(`  phases (ms): ${JSON.stringify(small.phasesMs)}`);
+  }
 } finally {
   m.child.kill('SIGTERM');
   await fs.rm(m.dataDir, { recursive: true, force: true }).catch(() => undefined);
 }
+if (ONLY.has('pg')) {
+  const pgSmall = await benchPg();
+  results.pg = pgSmall;
+  console.log(
+    `small image tasks, PostgreSQL, 2 mediad worker processes (concurrency ${pgSmall.concurrency} in all; load ${pgSmall.load.join(' ')})`,
+  );
+  console.log(
+    `  tasks/s ${pgSmall.tasksPerS.join(' / ')} | raw sharp loop ${pgSmall.rawSharpPerS.join(' / ')} | ratio ${pgSmall.ratio.toFixed(3)} (target >= 0.5) ${pgSmall.ratio >= 0.5 ? 'PASS' : 'FAIL'}`,
+  );
+  console.log(
+    `  raw sharp loop with an fsync of each output and its directory ${pgSmall.rawSharpFsyncPerS.join(' / ')} | ratio ${pgSmall.ratioToFsyncLoop.toFixed(3)}`,
+  );
+}
+await fs.mkdir('bench/results', { recursive: true });
+await fs.writeFile('bench/results/tasks.json', `${JSON.stringify(results, null, 2)}\n`);

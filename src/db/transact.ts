@@ -26,7 +26,10 @@ export async function transact<T>(db: Kysely<Database>, fn: (trx: Kysely<Databas
  */
 export async function wake(db: Kysely<Database>, signal: WorkSignal): Promise<void> {
   const woken = pending.get(db);
-  if (woken) woken.add(signal);
-  else setImmediate(() => signals.emit(signal));
+  if (woken) {
+    // PostgreSQL delivers one notification per channel and transaction however often it is sent.
+    if (woken.has(signal)) return;
+    woken.add(signal);
+  } else setImmediate(() => signals.emit(signal));
   await notify(db, signal);
 }

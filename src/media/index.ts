@@ -16,6 +16,7 @@ export {
   type MediaKind,
 } from './formats.js';
 export { probeFile, type ProbeLimits, type ProbeOptions, type ProbeResult } from './probe.js';
+export { readMp4Facts } from './mp4-facts.js';
 export {
   CAP_TOLERANCE_SECONDS,
   cappedLengthArgs,

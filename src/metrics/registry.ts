@@ -125,6 +125,19 @@ export function observeTask(task: Pick<TasksTable, 'kind' | 'updated'>, status: 
   tasksTotal.inc({ kind: task.kind, status });
 }
 
+const taskPhase = new Histogram({
+  name: 'mediad_task_phase_seconds',
+  help: 'Time of each phase of a completed task attempt (claim, setup, input, run, store, commit, cleanup), by kind.',
+  labelNames: ['kind', 'phase'] as const,
+  registers: [registry],
+  buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5, 30, 300],
+});
+
+/** The phases of one completed attempt, in milliseconds (workers/timeline.ts). */
+export function observeTaskPhases(kind: string, phases: Partial<Record<string, number>>): void {
+  for (const [phase, ms] of Object.entries(phases)) if (ms !== undefined) taskPhase.observe({ kind, phase }, ms / 1000);
+}
+
 /** `status` is the delivery row's new status: pending means another attempt is scheduled. */
 export function countWebhookDelivery(status: 'delivered' | 'pending' | 'failed'): void {
   webhookDeliveries.inc({ outcome: status === 'pending' ? 'retrying' : status });

@@ -31,15 +31,29 @@ export function createDiskBlobStore(rootDir: string): DiskBlobStore {
     return path.join(tmpDir, `${randomBytes(12).toString('hex')}.part`);
   };
 
+  /** Directories this store made or found: a put into one skips the mkdir (a project's files share one). */
+  const knownDirs = new Set<string>();
+
   /** rename() into place, then fsync the directories whose entries changed (durability). */
   async function publish(from: string, dest: string): Promise<void> {
     const dir = path.dirname(dest);
+    if (knownDirs.has(dir)) {
+      try {
+        await rename(from, dest);
+        await fsyncDir(dir);
+        return;
+      } catch (err) {
+        if (errCode(err) !== 'ENOENT') throw err;
+        knownDirs.delete(dir); // removed meanwhile: made again below
+      }
+    }
     const firstCreated = await mkdir(dir, { recursive: true });
     await rename(from, dest);
     const dirs = [dir];
     if (firstCreated)
       for (let d = dir; d !== path.dirname(firstCreated) && d !== root;) dirs.push((d = path.dirname(d)));
     for (const d of dirs) await fsyncDir(d);
+    knownDirs.add(dir);
   }
 
   return {

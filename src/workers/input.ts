@@ -44,7 +44,9 @@ export async function resolveInput(
       throw await staged.abandon(err);
     }
   }
-  const row = await findFileRow(deps, task.project_id, fileId);
+  // On the main connection, not the reader thread: one indexed row, and a worker waits for it
+  // (the thread's round trip queues behind the API's reads).
+  const row = await findFileRow({ db: deps.db, reader: null }, task.project_id, fileId);
   if (!row) throw new AppError('not_found', `the input file ${fileId} no longer exists`);
   let local = deps.blobs.localPath(row.blob_key);
   if (!local) {

@@ -11,6 +11,7 @@ import { parseChain } from '../shapes/events.js';
 import type { FileObject } from '../shapes/files.js';
 import { fileSummary, type TaskTarget } from '../shapes/tasks.js';
 import { advance, startSteps } from '../workflows/runner.js';
+import type { TaskTimeline } from './timeline.js';
 
 /**
  * Ends a task with what its kind produced, in one transaction opened here: the output files'
@@ -25,6 +26,7 @@ export async function applyResult(
   input: KindInput | null,
   result: KindResult,
   growing?: GrowingPackage | null,
+  timeline?: TaskTimeline,
 ): Promise<void> {
   const now = () => iso(deps.clock.now());
   if ('steps' in result) {
@@ -33,6 +35,7 @@ export async function applyResult(
       const parent = await wait(trx, task, now());
       await startSteps(trx, parent, result.steps, input.file.id, parent.input, now());
     });
+    timeline?.mark('commit');
     return;
   }
   if ('output' in result) {
@@ -43,12 +46,14 @@ export async function applyResult(
         now(),
       ),
     );
+    timeline?.mark('commit');
     return;
   }
   const staged =
     growing?.started && 'files' in result
       ? await growing.stage(outputFile(result.files, input, target))
       : await stage(deps, task, target, input, result);
+  timeline?.mark('store');
   const annotate = 'annotate' in result ? result.annotate : undefined;
   const results = 'files' in result ? result.results : undefined;
   try {
@@ -66,6 +71,7 @@ export async function applyResult(
       );
     });
     staged.committed();
+    timeline?.mark('commit');
   } catch (err) {
     throw await staged.abandon(err);
   }

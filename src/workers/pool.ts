@@ -1,3 +1,4 @@
+import { mkdtempSync, rmdirSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,7 +10,7 @@ import { AppError } from '../errors.js';
 import { randomBase62 } from '../ids.js';
 import type { KindInput, RunContext, TaskSubject } from '../kinds/define.js';
 import { kindEntry } from '../kinds/registry.js';
-import { observeTask } from '../metrics/registry.js';
+import { observeTask, observeTaskPhases } from '../metrics/registry.js';
 import { Poller } from '../poller.js';
 import { policyOf } from '../queue/policies.js';
 import { classifyFailure, retryDelay } from '../queue/retry.js';
@@ -27,8 +28,20 @@ import { resolveInput } from './input.js';
 import { runOptions } from '../services/media/secrets.js';
 import { applyResult, packageWriterFor } from './outcome.js';
 import { discardProcessingFile, type GrowingPackage } from '../services/media/growing-package.js';
+import { TaskTimeline } from './timeline.js';
 
 const PROGRESS_WRITE_MS = 500;
+/** Tasks that may be storing their outputs and committing, per slot of `concurrency`. */
+const ENDING_PER_SLOT = 4;
+
+/** A task's scratch directory, usually empty by now (its outputs were renamed into the store). */
+async function removeScratch(dir: string): Promise<void> {
+  try {
+    rmdirSync(dir);
+  } catch {
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+}
 
 /** The kind's own options: a task's `options` also show where its output goes (its target). */
 function kindOptions(task: TasksTable): Record<string, unknown> {
@@ -66,6 +79,14 @@ class StopReason extends Error {
 export class WorkerPool {
   readonly owner = `${os.hostname()}:${process.pid}:${randomBase62(6)}`;
   private readonly running = new Map<string, AbortController>();
+  /**
+   * Tasks of `running` whose kind is still at work (setup, input, run): what `concurrency` limits.
+   * Storing the outputs and ending the task wait on fsyncs and the database, not on the cores, so
+   * a task leaves its slot when its kind returns, and the next task's work overlaps its ending. At
+   * most ENDING_PER_SLOT × `concurrency` more tasks may be ending at once (each keeps its lease
+   * until it commits); concurrent fsyncs share the filesystem's journal commits.
+   */
+  private working = 0;
   private readonly poller: Poller;
   private readonly ai: AiEngines;
   private readonly onCancel = (id: string) => this.running.get(id)?.abort(new StopReason('cancelled'));
@@ -136,13 +157,29 @@ export class WorkerPool {
 
   /** Claims while there are free slots and due tasks; each task ending asks for another pass. */
   private async fill(): Promise<void> {
-    while (!this.poller.isStopped && this.running.size < this.opts.concurrency) {
+    const { concurrency } = this.opts;
+    while (
+      !this.poller.isStopped &&
+      this.working < concurrency &&
+      this.running.size < (1 + ENDING_PER_SLOT) * concurrency
+    ) {
+      const timeline = new TaskTimeline();
       const task = await claim(this.deps.db, this.owner, this.opts.leaseMs, this.deps.clock.now());
       if (!task) break;
+      timeline.mark('claim');
       const controller = new AbortController();
       this.running.set(task.id, controller);
-      void this.run(task, controller).finally(() => {
+      this.working++;
+      let slot = true;
+      const leaveSlot = () => {
+        if (!slot) return;
+        slot = false;
+        this.working--;
+        this.poller.wake();
+      };
+      void this.run(task, controller, timeline, leaveSlot).finally(() => {
         this.running.delete(task.id);
+        leaveSlot();
         this.poller.wake();
       });
     }
@@ -174,7 +211,12 @@ export class WorkerPool {
     });
   }
 
-  private async run(task: TasksTable, controller: AbortController): Promise<void> {
+  private async run(
+    task: TasksTable,
+    controller: AbortController,
+    timeline: TaskTimeline,
+    leaveSlot: () => void,
+  ): Promise<void> {
     const { deps } = this;
     const kind = kindEntry(task.kind);
     const policy = policyOf(task.kind);
@@ -195,7 +237,11 @@ export class WorkerPool {
       () => controller.abort(Object.assign(new Error('task timeout'), { reason: 'timeout' })),
       policy.timeoutMs,
     );
-    const workDir = await fs.mkdtemp(path.join(deps.tmpDir, `task-${task.id}-`));
+    // The scratch directory is made and removed synchronously: one metadata syscall each on local
+    // disk, where the thread pool's queue (sharp's runs and fsyncs hold its four threads) made
+    // each a millisecond or more of a small task.
+    const workDir = mkdtempSync(path.join(deps.tmpDir, `task-${task.id}-`));
+    let completed = false;
     // The package this attempt stores while it is made, once the kind asks for its writer.
     const early: { pkg: GrowingPackage | null } = { pkg: null };
     try {
@@ -207,9 +253,11 @@ export class WorkerPool {
           `kind "${task.kind}" is not a task kind this mediad knows (a row from a newer version?)`,
         );
       const target = JSON.parse(task.target) as TaskTarget;
+      timeline.mark('setup');
       const input: KindInput | null = kind.needsInputFile
         ? await resolveInput(deps, task, workDir, controller.signal)
         : null;
+      timeline.mark('input');
       const ctx: RunContext = {
         task,
         target,
@@ -233,7 +281,10 @@ export class WorkerPool {
       const options = runOptions(deps, task.project_id, task.kind, kindOptions(task));
       const result = await kind.run(ctx, options, input);
       controller.signal.throwIfAborted();
-      await applyResult(deps, task, target, input, result, early.pkg);
+      timeline.mark('run');
+      leaveSlot();
+      await applyResult(deps, task, target, input, result, early.pkg, timeline);
+      completed = true;
       log.info({ ms: Date.now() - Date.parse(task.started ?? task.created) }, 'task completed');
       observeTask(task, 'completed', deps.clock.now()); // metrics
     } catch (err) {
@@ -245,7 +296,9 @@ export class WorkerPool {
     } finally {
       clearInterval(beat);
       clearTimeout(timeout);
-      await fs.rm(workDir, { recursive: true, force: true });
+      await removeScratch(workDir);
+      timeline.mark('cleanup');
+      if (completed) observeTaskPhases(task.kind, timeline.phases);
     }
   }
 

@@ -325,6 +325,7 @@ export async function stageOutputs(
           ).file,
         );
       }
+      // Last: on PostgreSQL the media row stays locked until the commit.
       await trx.updateTable('media').set({ updated: now }).where('id', '=', mediaId).execute();
       return files;
     },
