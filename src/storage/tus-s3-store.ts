@@ -12,10 +12,10 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import type { MetadataValue } from '@tus/s3-store';
-import type { DataStore, KvStore } from '@tus/utils';
+import type { DataStore } from '@tus/utils';
 import { createS3Client, s3ClientConfig, s3KeyRoot, type S3BlobStoreOptions } from './s3-blob-store.js';
 import { isMissingObject } from './s3-helpers.js';
-import { UPLOAD_ID, type UploadStore } from './tus-store.js';
+import { knownLengthCache, UPLOAD_ID, type UploadStore } from './tus-store.js';
 import { validateKey } from './keys.js';
 
 // Partial tus uploads in the bucket, through the library's S3 store (@tus/s3-store): each upload
@@ -35,6 +35,9 @@ const PART_SIZE = 8 * 1024 * 1024;
 const PARTS_IN_FLIGHT = 4;
 /** CopyObject copies at most 5 GiB; a larger upload is put from the local copy instead. */
 const MAX_COPY_BYTES = 5 * 1024 ** 3;
+
+/** A cache that keeps nothing (what knownLengthCache does not keep is read from the bucket). */
+const NO_CACHE = { get: async () => undefined, set: async () => {}, delete: async () => {} };
 
 export function createS3UploadStore(
   opts: Pick<S3BlobStoreOptions, 'bucket' | 'prefix' | 'endpoint' | 'region' | 'forcePathStyle'>,
@@ -80,7 +83,10 @@ export function createS3UploadStore(
               expirationPeriodInMilliseconds: expiryMs,
               // Expiry is mediad's sweep (services/media/uploads.ts), not S3 lifecycle tags.
               useTags: false,
-              cache: new SizedMetadataCache(),
+              // The library's per-process cache of `.info`: only records with a known length (they
+              // never change); one with a deferred length is read from the bucket each time, since
+              // another process may declare it.
+              cache: knownLengthCache<MetadataValue>(NO_CACHE, (v) => v.file.size),
             });
             this.client.middlewareStack.add(
               (next) => async (args) => next({ ...args, input: underPrefix(args.input, root) }),
@@ -168,23 +174,4 @@ export function underPrefix(input: object, root: string): object {
       ),
     };
   return out;
-}
-
-/**
- * The library caches each upload's record (`.info`) per process. A record whose length is known
- * never changes, so it is cached; one with a deferred length is not, since another process may
- * declare the length (it is read from the bucket each time until then).
- */
-class SizedMetadataCache implements KvStore<MetadataValue> {
-  private readonly entries = new Map<string, MetadataValue>();
-  async get(key: string) {
-    return this.entries.get(key);
-  }
-  async set(key: string, value: MetadataValue) {
-    if (value.file.size !== undefined) this.entries.set(key, value);
-    if (this.entries.size > 10_000) this.entries.delete(this.entries.keys().next().value!);
-  }
-  async delete(key: string) {
-    this.entries.delete(key);
-  }
 }

@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { DataStore } from '@tus/utils';
+import type { DataStore, KvStore } from '@tus/utils';
 import type { BlobStat } from './blob-store.js';
 
 // Where unfinished resumable uploads (tus) keep their bytes, through the tus library's stores:
@@ -39,7 +39,13 @@ export function createDiskUploadStore(directory: string, expiryMs: number): Uplo
   return {
     datastore: () =>
       (store ??= import('@tus/file-store').then(
-        ({ FileStore }) => new FileStore({ directory, expirationPeriodInMilliseconds: expiryMs }),
+        ({ FileStore, FileConfigstore }) =>
+          new FileStore({
+            directory,
+            expirationPeriodInMilliseconds: expiryMs,
+            // Each PATCH reads the upload's record: from memory once its length is known.
+            configstore: knownLengthCache(new FileConfigstore(directory), (u) => u.size),
+          }),
       )),
     async fetch(id, dest) {
       try {
@@ -65,5 +71,44 @@ export function createDiskUploadStore(directory: string, expiryMs: number): Uplo
       }
       return found;
     },
+  };
+}
+
+/**
+ * The library's record of each upload, cached in memory once it has a length: a record with a
+ * length never changes again (only a deferred length is set, once), so every process may keep it,
+ * and the record is read from the store (a file, an S3 object) once per process instead of on
+ * every HEAD and PATCH. Records without a length are read from the store each time (another
+ * process may declare the length). At most `max` records are kept (the oldest go first).
+ */
+export function knownLengthCache<T>(
+  inner: KvStore<T>,
+  lengthOf: (value: T) => number | undefined,
+  max = 10_000,
+): KvStore<T> {
+  const known = new Map<string, T>();
+  const keep = (key: string, value: T) => {
+    if (lengthOf(value) === undefined) return void known.delete(key);
+    known.set(key, value);
+    if (known.size > max) known.delete(known.keys().next().value!);
+  };
+  return {
+    async get(key) {
+      const cached = known.get(key);
+      if (cached !== undefined) return cached;
+      const value = await inner.get(key);
+      if (value !== undefined) keep(key, value);
+      return value;
+    },
+    async set(key, value) {
+      known.delete(key);
+      await inner.set(key, value);
+      keep(key, value);
+    },
+    async delete(key) {
+      known.delete(key);
+      await inner.delete(key);
+    },
+    ...(inner.list ? { list: () => inner.list!() } : {}),
   };
 }
