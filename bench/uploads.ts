@@ -40,6 +40,8 @@ const RUNS = arg('runs', 3);
 const profile = process.argv.includes('--profile');
 /** Only the fixed cost of one PATCH: server CPU per 1-byte PATCH over this many PATCHes. */
 const FIXED = arg('fixed', 0);
+/** The body of each --fixed PATCH (bytes). */
+const FIXED_BYTES = arg('fixed-bytes', 1);
 
 interface Answer {
   status: number;
@@ -165,23 +167,26 @@ async function main() {
     if (FIXED > 0) {
       // A PATCH's fixed cost (auth, lookup, lock, the store's record and stat, the answer): 1-byte
       // PATCHes, so the body costs nothing; server CPU per PATCH, and the wall time per PATCH.
-      const created = await send(`${mediad.url}/uploads/tus`, agent, 'POST', { ...tus, 'upload-length': '1000000000' });
+      const created = await send(`${mediad.url}/uploads/tus`, agent, 'POST', {
+        ...tus,
+        'upload-length': String(8 * 1024 ** 3),
+      });
       const location = String(created.headers.location);
       const one = path.join(dataDir, 'one-byte');
-      await writeFile(one, 'x');
+      await writeFile(one, Buffer.alloc(FIXED_BYTES, 120));
       const patch = (offset: number) =>
         send(
           location,
           agent,
           'PATCH',
           { ...tus, 'content-type': 'application/offset+octet-stream', 'upload-offset': String(offset) },
-          { file: one, start: 0, end: 1 },
+          { file: one, start: 0, end: FIXED_BYTES },
         );
-      for (let i = 0; i < 50; i++) await patch(i); // warm-up
+      for (let i = 0; i < 50; i++) await patch(i * FIXED_BYTES); // warm-up
       const cpu0 = await cpuMs(mediad.pid);
       const t0 = performance.now();
       for (let i = 50; i < 50 + FIXED; i++) {
-        const res = await patch(i);
+        const res = await patch(i * FIXED_BYTES);
         if (res.status !== 204) throw new Error(`PATCH answered ${res.status}: ${res.body}`);
       }
       const wall = (performance.now() - t0) / FIXED;
@@ -189,7 +194,7 @@ async function main() {
       const cpu = ((await cpuMs(mediad.pid)) - cpu0) / FIXED;
       const load = (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ');
       console.log(
-        `\none 1-byte PATCH, ${FIXED} in a row: server CPU ${fmt(cpu, 2)} ms, wall ${fmt(wall, 2)} ms (load ${load})`,
+        `\none ${FIXED_BYTES}-byte PATCH, ${FIXED} in a row: server CPU ${fmt(cpu, 2)} ms, wall ${fmt(wall, 2)} ms (load ${load})`,
       );
       let fixedProf = null;
       if (profile) {
@@ -213,6 +218,13 @@ async function main() {
       { name: 'tus, 64 MiB chunks', run: () => viaTus(64 * 1024 * 1024) },
       { name: 'tus, one PATCH', run: () => viaTus(size) },
     ];
+    // RSS idle (no upload yet), then once the tus library is loaded (one creation, then terminated).
+    await sleep(500);
+    const idle = mb((await rssBytes(mediad.pid)) ?? 0);
+    const first = await send(`${mediad.url}/uploads/tus`, agent, 'POST', { ...tus, 'upload-length': '10' });
+    await send(String(first.headers.location), agent, 'DELETE', tus);
+    await sleep(500);
+    const tusLoaded = mb((await rssBytes(mediad.pid)) ?? 0);
     // Warm-up (JIT, lazy imports, the page cache holding the source file).
     for (const m of modes) await removeFile((await m.run()).id);
     await sleep(500);
@@ -281,10 +293,20 @@ async function main() {
       );
     const tusRss = Math.max(...tusRows.map((r) => r.rss));
     console.log(
-      `server RSS: ${fmt(baseline, 0)} MB after warm-up; peak during tus ${fmt(tusRss, 0)} MB (growth ${fmt(tusRss - baseline, 0)} MB), during PUT ${fmt(rows[0]!.rss, 0)} MB (target < ${TARGET_RSS_MB}) ${verdict(tusRss < TARGET_RSS_MB)}`,
+      `server RSS: ${fmt(idle, 0)} MB idle, ${fmt(tusLoaded, 0)} MB once tus is loaded (+${fmt(tusLoaded - idle, 0)}), ${fmt(baseline, 0)} MB after warm-up; peak during tus ${fmt(tusRss, 0)} MB (growth ${fmt(tusRss - baseline, 0)} MB), during PUT ${fmt(rows[0]!.rss, 0)} MB (target < ${TARGET_RSS_MB}) ${verdict(tusRss < TARGET_RSS_MB)}`,
     );
     if (prof) console.log(JSON.stringify(prof, null, 2));
-    const out = await writeResults('uploads', { size, runs: RUNS, rows, worst, baseline, rssMax, prof });
+    const out = await writeResults('uploads', {
+      size,
+      runs: RUNS,
+      rows,
+      worst,
+      idle,
+      tusLoaded,
+      baseline,
+      rssMax,
+      prof,
+    });
     console.log(`results: ${out}`);
   } finally {
     for (const c of children) await c.stop();
