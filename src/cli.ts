@@ -22,8 +22,7 @@ import { caFileForClients } from './tls/ca-file.js';
 import { configOrExit, explained } from './commands/common.js';
 import { registerClientCommands } from './commands/client.js';
 // Resumable uploads (issue 25).
-import { sweepUploads } from './services/media/uploads.js';
-import { createUploadStoreFor } from './api/tus-server.js';
+import { openUploadStore, sweepUploads } from './services/media/uploads.js';
 import { MEDIAD_VERSION, PACKAGE } from './package-info.js';
 
 // The mediad command. Every subcommand reads the same environment (docs/configuration.md);
@@ -351,7 +350,7 @@ program
         `scanned ${report.scanned} blobs: ${report.orphans.length} unreferenced ${opts.dryRun ? 'to delete (dry run: nothing deleted)' : 'deleted'}, ${report.recent} unreferenced but recent kept\n`,
       );
       // Resumable uploads (issue 25): unfinished uploads past MEDIAD_UPLOAD_EXPIRY_HOURS.
-      const uploads = await sweepUploads(runtime.deps, createUploadStoreFor(runtime.deps), {
+      const uploads = await sweepUploads(runtime.deps, await openUploadStore(runtime.deps), {
         dryRun: opts.dryRun === true,
       });
       for (const id of [...uploads.expired, ...uploads.orphans])

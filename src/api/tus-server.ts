@@ -1,16 +1,16 @@
 import fs from 'node:fs/promises';
-import path from 'node:path';
 import { MemoryLocker, Server } from '@tus/server';
 import type { Locker, Upload } from '@tus/utils';
 import type { Deps } from '../deps.js';
 import { createAdvisoryLocker } from '../db/advisory-locker.js';
-import { AppError, isAppError, type ErrorCode } from '../errors.js';
+import { isAppError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { AuthContext } from '../services/access.js';
 import { scratchPath } from '../services/media/file-store.js';
 import { createUploadRecord, deleteUploadRecord, finishUpload } from '../services/media/uploads.js';
-import { createDiskUploadStore, type UploadStore } from '../storage/tus-store.js';
+import type { UploadStore } from '../storage/tus-store.js';
 import type { UploadInput } from './tus-metadata.js';
+import { FILE_ID_HEADER, TUS_PATH } from './tus-protocol.js';
 
 // The tus server (@tus/server) as mediad uses it: uploads named upl_…, URLs on MEDIAD_PUBLIC_URL
 // (the library would build http:// ones behind TLS), a lock that works across processes on
@@ -19,18 +19,6 @@ import type { UploadInput } from './tus-metadata.js';
 // byte makes it a file. Each request carries its caller in a context kept beside the Web Request
 // the route builds (uploads-tus.ts); an error of mediad's own is kept there, so the answer is
 // the API's error envelope rather than tus's text.
-
-export const TUS_PATH = '/uploads/tus';
-export const TUS_VERSION = '1.0.0';
-export const TUS_EXTENSIONS = [
-  'creation',
-  'creation-with-upload',
-  'creation-defer-length',
-  'termination',
-  'expiration',
-  'checksum',
-];
-export const FILE_ID_HEADER = 'Mediad-File-Id';
 
 export interface TusContext {
   auth: AuthContext;
@@ -49,36 +37,9 @@ export interface TusService {
   close(): Promise<void>;
 }
 
-/** Where the partial uploads live on disk. */
-export const uploadsDir = (deps: Pick<Deps, 'config'>) => path.join(deps.config.dataDir, 'uploads');
-
-export function createUploadStoreFor(deps: Pick<Deps, 'config'>): UploadStore {
-  return createDiskUploadStore(uploadsDir(deps), deps.config.uploads.expiryMs);
-}
-
-/** tus's own error answers (status, text) as catalogue codes. */
-const TUS_CODES: Record<number, ErrorCode> = {
-  400: 'bad_request',
-  403: 'forbidden',
-  404: 'not_found',
-  409: 'conflict',
-  410: 'upload_expired',
-  412: 'precondition_failed',
-  413: 'payload_too_large',
-  415: 'unsupported_media_type',
-  460: 'checksum_mismatch',
-  501: 'bad_request',
-};
-
-export function tusError(status: number, text: string): AppError {
-  const code = TUS_CODES[status] ?? (status >= 500 ? 'service_unavailable' : 'bad_request');
-  return new AppError(code, `tus: ${text.trim() || `status ${status}`}`, {
-    headers: { 'tus-resumable': TUS_VERSION },
-  });
-}
-
-export function createTusService(deps: Deps): TusService {
-  const store = createUploadStoreFor(deps);
+/** The tus server over `store`; uploads-tus.ts imports this module on the first upload request. */
+export async function createTusService(deps: Deps, store: UploadStore): Promise<TusService> {
+  const datastore = await store.datastore();
   const advisory = deps.config.database.dialect === 'postgres' ? createAdvisoryLocker(deps.config.database.url) : null;
   const locker: Locker = advisory ?? new MemoryLocker();
   const contexts = new WeakMap<Request, TusContext>();
@@ -97,7 +58,7 @@ export function createTusService(deps: Deps): TusService {
 
   const server = new Server({
     path: TUS_PATH,
-    datastore: store.datastore,
+    datastore,
     locker,
     maxSize: deps.config.limits.maxFileBytes,
     namingFunction: () => newId('upload'),
@@ -112,13 +73,16 @@ export function createTusService(deps: Deps): TusService {
       }),
     onUploadFinish: (req, upload: Upload) =>
       withContext(req, async (ctx) => {
-        // A hard link is what becomes the file (a rename into the blob store): the library still
-        // reads the upload after this hook on creation-with-upload; the route removes it after.
-        const link = scratchPath(deps, 'tus-done');
+        // A local copy of the bytes is probed (disk: a hard link, renamed into the blob store; S3: a
+        // download, while the object is copied to the file's key inside the bucket). The library
+        // still reads the upload after this hook on creation-with-upload: the route removes it after.
+        const local = scratchPath(deps, 'tus-done');
         ctx.finished = upload.id;
         try {
-          await linkOrCopy(store.localPath(upload.id), link);
-          const file = await finishUpload(deps, { projectId: ctx.auth.projectId }, upload.id, link);
+          await store.fetch(upload.id, local);
+          const file = await finishUpload(deps, { projectId: ctx.auth.projectId }, upload.id, local, (key) =>
+            store.place(upload.id, key),
+          );
           ctx.fileId = file.id;
           return { headers: { [FILE_ID_HEADER]: file.id } };
         } catch (err) {
@@ -126,7 +90,7 @@ export function createTusService(deps: Deps): TusService {
           await deleteUploadRecord(deps, upload.id);
           throw err;
         } finally {
-          await fs.rm(link, { force: true });
+          await fs.rm(local, { force: true });
         }
       }),
   });
@@ -139,13 +103,4 @@ export function createTusService(deps: Deps): TusService {
       await advisory?.close();
     },
   };
-}
-
-/** A hard link on the same filesystem (free), else a copy. */
-async function linkOrCopy(from: string, to: string): Promise<void> {
-  try {
-    await fs.link(from, to);
-  } catch {
-    await fs.copyFile(from, to);
-  }
 }

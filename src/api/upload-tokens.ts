@@ -4,7 +4,7 @@ import type { Deps } from '../deps.js';
 import { objectBody } from '../http/envelope.js';
 import { errorResponses, objectEnvelope } from '../http/schemas.js';
 import { createUploadToken, UPLOAD_TOKEN_MAX_SECONDS } from '../services/media/upload-tokens.js';
-import { TUS_PATH } from './tus-server.js';
+import { TUS_PATH } from './tus-protocol.js';
 
 // POST /uploads: a short-lived upload token (mdu_…) for the resumable upload endpoint, so a
 // browser can upload with tus without holding an API key (docs/uploads.md).

@@ -6,19 +6,12 @@ import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { errorResponses } from '../http/schemas.js';
 import { scratchPath } from '../services/media/file-store.js';
-import { deleteUploadRecord, findUpload, isExpired, sweepUploads } from '../services/media/uploads.js';
+import { deleteUploadRecord, findUpload, isExpired, openUploadStore, sweepUploads } from '../services/media/uploads.js';
+import type { UploadStore } from '../storage/tus-store.js';
 import { CHECKSUM_ALGORITHMS, parseChecksum, spoolVerified } from './tus-checksum.js';
 import { parseUploadMetadata, uploadInput } from './tus-metadata.js';
-import {
-  createTusService,
-  FILE_ID_HEADER,
-  TUS_EXTENSIONS,
-  TUS_PATH,
-  TUS_VERSION,
-  tusError,
-  type TusContext,
-  type TusService,
-} from './tus-server.js';
+import { FILE_ID_HEADER, TUS_EXTENSIONS, TUS_PATH, TUS_VERSION, tusError } from './tus-protocol.js';
+import type { TusContext, TusService } from './tus-server.js';
 
 // Resumable uploads: the tus 1.0 protocol at /uploads/tus (docs/uploads.md), served by @tus/server.
 // This route does what is mediad's before the library sees a request: the caller (API key with
@@ -93,13 +86,14 @@ function webRequest(deps: Deps, req: FastifyRequest, body?: Readable): Request {
 }
 
 async function handle(
-  tus: TusService,
+  service: () => Promise<TusService>,
   deps: Deps,
   req: FastifyRequest,
   reply: FastifyReply,
   ctx: TusContext,
   body?: Readable,
 ) {
+  const tus = await service();
   const request = webRequest(deps, req, body);
   tus.contexts.set(request, ctx);
   let res: Response;
@@ -132,14 +126,29 @@ async function ownUpload(deps: Deps, req: FastifyRequest<{ Params: { id: string 
 }
 
 export async function tusRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
-  const tus = createTusService(deps);
-  const sweep = () =>
-    sweepUploads(deps, tus.store).catch((err: unknown) => deps.log.warn({ err }, 'upload sweep failed'));
+  // The tus library (and the S3 store's) is loaded by the first upload request, not at start-up.
+  let store: Promise<UploadStore> | undefined;
+  let service: Promise<TusService> | undefined;
+  const uploadStore = () => (store ??= openUploadStore(deps));
+  const tus = () =>
+    (service ??= Promise.all([import('./tus-server.js'), uploadStore()])
+      .then(([m, s]) => m.createTusService(deps, s))
+      .catch((err: unknown) => {
+        service = undefined; // the next request tries again
+        throw err;
+      }));
+  const sweep = async () => {
+    try {
+      await sweepUploads(deps, await uploadStore());
+    } catch (err) {
+      deps.log.warn({ err }, 'upload sweep failed');
+    }
+  };
   const sweeper = setInterval(() => void sweep(), Math.max(60_000, Math.min(SWEEP_MS, deps.config.uploads.expiryMs)));
   sweeper.unref();
   app.addHook('onClose', async () => {
     clearInterval(sweeper);
-    await tus.close();
+    if (service) await (await service).close();
   });
   // Chunks are raw bytes: left unread for the library to stream.
   app.removeAllContentTypeParsers();

@@ -9,6 +9,7 @@ import {
   ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
+  type S3ClientConfig,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
@@ -45,8 +46,7 @@ export interface S3BlobStore extends BlobStore {
 export function createS3BlobStore(opts: S3BlobStoreOptions): S3BlobStore {
   const client = opts.client ?? createS3Client(opts);
   const Bucket = opts.bucket;
-  const base = opts.prefix.replace(/^\/+|\/+$/g, '');
-  const root = base ? `${base}/` : '';
+  const root = s3KeyRoot(opts.prefix);
   const objectKey = (key: string) => `${root}${validateKey(key)}`;
 
   // Atomicity: a PutObject or a CompleteMultipartUpload makes the object visible all at once
@@ -181,10 +181,23 @@ export function createS3BlobStore(opts: S3BlobStoreOptions): S3BlobStore {
 
 /** Credentials come from the SDK's default chain (env, shared config files, SSO, container/instance roles). */
 export function createS3Client(opts: Pick<S3BlobStoreOptions, 'endpoint' | 'region' | 'forcePathStyle'>): S3Client {
+  return new S3Client(s3ClientConfig(opts));
+}
+
+/** Where a store's keys start in the bucket: `<prefix>/`, or '' for the bucket's root. */
+export function s3KeyRoot(prefix: string): string {
+  const base = prefix.replace(/^\/+|\/+$/g, '');
+  return base ? `${base}/` : '';
+}
+
+/** The S3 client's settings (also given to @tus/s3-store, which makes its own client). */
+export function s3ClientConfig(
+  opts: Pick<S3BlobStoreOptions, 'endpoint' | 'region' | 'forcePathStyle'>,
+): S3ClientConfig {
   // Only AWS itself is sure to accept the SDK's newer default request checksums (CRC32 with
   // aws-chunked bodies); other S3-compatible servers often refuse them, so send them only when required.
   const thirdParty = opts.endpoint !== null;
-  return new S3Client({
+  return {
     region: opts.region,
     endpoint: opts.endpoint ?? undefined,
     forcePathStyle: opts.forcePathStyle,
@@ -196,7 +209,7 @@ export function createS3Client(opts: Pick<S3BlobStoreOptions, 'endpoint' | 'regi
       httpsAgent: { keepAlive: true, maxSockets: 512 },
       connectionTimeout: 10_000,
     },
-  });
+  };
 }
 
 function toStat(size: number | undefined, modified: Date | undefined): BlobStat {

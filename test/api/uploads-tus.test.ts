@@ -6,6 +6,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { request } from 'undici';
 import * as tus from 'tus-js-client';
+import type { LocalS3 } from '../helpers/s3.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /** A PCM WAV of `seconds` of noise (48 kHz stereo: 192 KB a second), which ffprobe reads as audio. */
@@ -77,6 +78,58 @@ const tusHeaders = (key: string, extra: Record<string, string> = {}) => ({
   ...extra,
 });
 
+/**
+ * A 50 MB upload cut at a random offset (1 MiB chunks, the one in flight is cut), resumed by a new
+ * client instance from the server's offset (8 MiB chunks): the file has the same bytes and fields.
+ */
+async function cutAndResumed(t: TestServer, key: string, other: string) {
+  const file = wav(270); // ~52 MB
+  const cut = Math.floor(file.length * (0.1 + 0.7 * Math.random()));
+  const first = await upload(t, file, {
+    token: key,
+    // 1 MiB chunks: progress is reported as each is written, and the one in flight is cut.
+    chunkSize: 1024 * 1024,
+    abortAt: cut,
+    metadata: { filename: 'resumed.wav', folder: 'tus', ref: 'raw', metadata: '{"camera":"a"}' },
+  });
+  assert.equal(first.aborted, true);
+  const head = await t.call('HEAD', new URL(first.url).pathname, { key, headers: { 'tus-resumable': '1.0.0' } });
+  assert.equal(head.status, 200);
+  const offset = Number(head.headers['upload-offset']);
+  assert.ok(
+    offset > 0 && offset < file.length,
+    `the server kept what arrived (${offset} of ${file.length}, cut at ${cut})`,
+  );
+  assert.equal(head.headers['upload-length'], String(file.length));
+  // A new client instance resumes at the server's offset.
+  const second = await upload(t, file, { token: key, uploadUrl: first.url, chunkSize: 8 * 1024 * 1024 });
+  assert.ok(second.fileId?.startsWith('file_'), 'the last PATCH names the file');
+  const got = await t.call('GET', `/files/${second.fileId}`, { key });
+  assert.equal(got.status, 200);
+  const f = got.json.data;
+  assert.equal(f.kind, 'audio');
+  assert.equal(f.filesize, file.length);
+  assert.equal(f.folder, 'tus');
+  assert.equal(f.filename, 'resumed.wav');
+  assert.equal(f.ref, 'raw');
+  assert.deepEqual(f.metadata, { camera: 'a' });
+  assert.ok(f.duration > 100);
+  const blob = await request(f.url, { dispatcher: t.agent, headers: { authorization: `Bearer ${key}` } });
+  assert.equal(blob.statusCode, 200);
+  assert.equal(sha256(Buffer.from(await blob.body.arrayBuffer())), sha256(file));
+  // A later HEAD carries the file id.
+  const done = await t.call('HEAD', new URL(first.url).pathname, { key, headers: { 'tus-resumable': '1.0.0' } });
+  assert.equal(done.headers['mediad-file-id'], f.id);
+  assert.equal(done.headers['upload-offset'], String(file.length));
+  // Another project's key does not find the upload (nor could it write to it).
+  const foreign = await t.call('HEAD', new URL(first.url).pathname, {
+    key: other,
+    headers: { 'tus-resumable': '1.0.0' },
+  });
+  assert.equal(foreign.status, 404);
+  return f as { id: string; project_id?: string };
+}
+
 describe('tus uploads (/uploads/tus)', { timeout: 90_000 }, () => {
   let t: TestServer;
   let key: string;
@@ -130,50 +183,7 @@ describe('tus uploads (/uploads/tus)', { timeout: 90_000 }, () => {
   });
 
   it('a 50 MB upload cut at a random offset resumes from a new client and becomes a probed file with the same bytes', async () => {
-    const file = wav(270); // ~52 MB
-    const cut = Math.floor(file.length * (0.1 + 0.7 * Math.random()));
-    const first = await upload(t, file, {
-      token: key,
-      // 1 MiB chunks: progress is reported as each is written, and the one in flight is cut.
-      chunkSize: 1024 * 1024,
-      abortAt: cut,
-      metadata: { filename: 'resumed.wav', folder: 'tus', ref: 'raw', metadata: '{"camera":"a"}' },
-    });
-    assert.equal(first.aborted, true);
-    const head = await t.call('HEAD', new URL(first.url).pathname, { key, headers: { 'tus-resumable': '1.0.0' } });
-    assert.equal(head.status, 200);
-    const offset = Number(head.headers['upload-offset']);
-    assert.ok(
-      offset > 0 && offset < file.length,
-      `the server kept what arrived (${offset} of ${file.length}, cut at ${cut})`,
-    );
-    assert.equal(head.headers['upload-length'], String(file.length));
-    // A new client instance resumes at the server's offset.
-    const second = await upload(t, file, { token: key, uploadUrl: first.url, chunkSize: 8 * 1024 * 1024 });
-    assert.ok(second.fileId?.startsWith('file_'), 'the last PATCH names the file');
-    const got = await t.call('GET', `/files/${second.fileId}`, { key });
-    assert.equal(got.status, 200);
-    const f = got.json.data;
-    assert.equal(f.kind, 'audio');
-    assert.equal(f.filesize, file.length);
-    assert.equal(f.folder, 'tus');
-    assert.equal(f.filename, 'resumed.wav');
-    assert.equal(f.ref, 'raw');
-    assert.deepEqual(f.metadata, { camera: 'a' });
-    assert.ok(f.duration > 100);
-    const blob = await request(f.url, { dispatcher: t.agent, headers: { authorization: `Bearer ${key}` } });
-    assert.equal(blob.statusCode, 200);
-    assert.equal(sha256(Buffer.from(await blob.body.arrayBuffer())), sha256(file));
-    // A later HEAD carries the file id.
-    const done = await t.call('HEAD', new URL(first.url).pathname, { key, headers: { 'tus-resumable': '1.0.0' } });
-    assert.equal(done.headers['mediad-file-id'], f.id);
-    assert.equal(done.headers['upload-offset'], String(file.length));
-    // Another project's key does not find the upload (nor could it write to it).
-    const foreign = await t.call('HEAD', new URL(first.url).pathname, {
-      key: other,
-      headers: { 'tus-resumable': '1.0.0' },
-    });
-    assert.equal(foreign.status, 404);
+    await cutAndResumed(t, key, other);
   });
 
   it('creation-with-upload and creation-defer-length both end in a file', async () => {
@@ -347,127 +357,262 @@ describe('tus upload expiry and mediad blobs sweep', { timeout: 60_000 }, () => 
   });
 });
 
-describe('two mediad processes on one PostgreSQL database serve one upload', { timeout: 90_000 }, () => {
-  const pgUrl = process.env.MEDIAD_TEST_DATABASE_URL;
+/**
+ * Two `mediad serve` processes on one PostgreSQL database serve one upload's alternating PATCHes
+ * (and concurrent ones of one offset). `storage`: the processes' blob storage env; with S3 each
+ * process has a data dir of its own (they share only the database and the bucket).
+ */
+async function twoProcessesServeOneUpload(storage: {
+  env: Record<string, string>;
+  shareDataDir: boolean;
+  chunk: number;
+  seconds: number;
+}) {
+  const { testDatabase } = await import('../helpers/server.js');
+  const { spawnServe } = await import('../helpers/serve-process.js');
+  const { migrate, openDatabase } = await import('../../src/db/connect.js');
+  const { createKey } = await import('../../src/services/people/keys.js');
+  const { systemClock } = await import('../../src/deps.js');
+  const { Agent } = await import('undici');
+  const os = await import('node:os');
+  const database = (await testDatabase())!;
+  const dirs = [await fs.mkdtemp(path.join(os.tmpdir(), 'mediad-tus-pg-'))];
+  if (!storage.shareDataDir) dirs.push(await fs.mkdtemp(path.join(os.tmpdir(), 'mediad-tus-pg-')));
+  const opened = openDatabase(database);
+  const servers: Awaited<ReturnType<typeof spawnServe>>[] = [];
+  const agents: InstanceType<typeof Agent>[] = [];
+  try {
+    await migrate(opened.db);
+    const k = (await createKey({ db: opened.db, clock: systemClock }, 'acme', 'main')).key;
+    const env = { MEDIAD_DATABASE_URL: database.url, MEDIAD_SERVE_WORKERS: 'false', ...storage.env };
+    for (const i of [0, 1]) {
+      const dir = dirs[i] ?? dirs[0]!;
+      servers.push(await spawnServe(dir, env));
+      agents.push(
+        new Agent({
+          connect: { ca: await fs.readFile(path.join(dir, 'tls', 'ca.crt'), 'utf8'), servername: 'localhost' },
+        }),
+      );
+    }
+    const file = wav(storage.seconds);
+    const send = (i: number, method: string, p: string, headers: Record<string, string>, body?: Buffer) =>
+      request(`${servers[i]!.base}${p}`, {
+        method: method as 'PATCH',
+        headers: tusHeaders(k, headers),
+        body,
+        dispatcher: agents[i],
+      });
+    const created = await send(0, 'POST', '/uploads/tus', {
+      'upload-length': String(file.length),
+      'upload-metadata': `filename ${Buffer.from('two.wav').toString('base64')}`,
+    });
+    await created.body.dump();
+    assert.equal(created.statusCode, 201);
+    const loc = new URL(String(created.headers.location)).pathname;
+    const chunk = storage.chunk;
+    let fileId: string | undefined;
+    for (let offset = 0, i = 0; offset < file.length; offset += chunk, i++) {
+      if (i > 0) {
+        // Each process reads the offset the other one left.
+        const head = await send(i % 2, 'HEAD', loc, {});
+        await head.body.dump();
+        assert.equal(head.headers['upload-offset'], String(offset));
+      }
+      const res = await send(
+        i % 2,
+        'PATCH',
+        loc,
+        { 'content-type': 'application/offset+octet-stream', 'upload-offset': String(offset) },
+        file.subarray(offset, offset + chunk),
+      );
+      const text = await res.body.text();
+      assert.equal(res.statusCode, 204, text);
+      fileId = res.headers['mediad-file-id'] as string | undefined;
+    }
+    assert.ok(fileId);
+    // Concurrent PATCHes of one offset on both processes: the lock lets one write at a time, so
+    // the upload never holds the chunk twice.
+    const racer = await send(1, 'POST', '/uploads/tus', { 'upload-length': String(2 * chunk) });
+    await racer.body.dump();
+    const rloc = new URL(String(racer.headers.location)).pathname;
+    const both = await Promise.all(
+      [0, 1].map(async (i) => {
+        const r = await send(
+          i,
+          'PATCH',
+          rloc,
+          { 'content-type': 'application/offset+octet-stream', 'upload-offset': '0' },
+          file.subarray(0, chunk),
+        );
+        await r.body.dump();
+        return r.statusCode;
+      }),
+    );
+    assert.ok(both.includes(204), String(both));
+    const head = await send(0, 'HEAD', rloc, {});
+    await head.body.dump();
+    assert.equal(head.headers['upload-offset'], String(chunk));
+    const got = await request(`${servers[1]!.base}/files/${fileId}`, {
+      headers: { authorization: `Bearer ${k}` },
+      dispatcher: agents[1],
+    });
+    const json = (await got.body.json()) as { data: { url: string; filesize: number } };
+    assert.equal(json.data.filesize, file.length);
+    const blob = await request(json.data.url.replace(/^https:\/\/localhost:\d+/, servers[0]!.base), {
+      headers: { authorization: `Bearer ${k}` },
+      dispatcher: agents[0],
+    });
+    assert.equal(sha256(Buffer.from(await blob.body.arrayBuffer())), sha256(file));
+    return { finished: loc.split('/').pop()!, unfinished: rloc.split('/').pop()! };
+  } finally {
+    for (const a of agents) await a.close();
+    for (const s of servers) await s.stop();
+    await opened.close();
+    await database.drop();
+    for (const dir of dirs) await fs.rm(dir, { recursive: true, force: true });
+  }
+}
+
+describe('two mediad processes on one PostgreSQL database serve one upload', { timeout: 120_000 }, () => {
+  const skip = process.env.MEDIAD_TEST_DATABASE_URL ? false : 'PostgreSQL only (MEDIAD_TEST_DATABASE_URL)';
   it(
     'alternating PATCHes (advisory locks across processes) end in one file with the same bytes',
-    { skip: pgUrl ? false : 'PostgreSQL only (MEDIAD_TEST_DATABASE_URL)' },
+    { skip },
     async () => {
-      const { testDatabase } = await import('../helpers/server.js');
-      const { spawnServe } = await import('../helpers/serve-process.js');
-      const { migrate, openDatabase } = await import('../../src/db/connect.js');
-      const { createKey } = await import('../../src/services/people/keys.js');
-      const { systemClock } = await import('../../src/deps.js');
-      const os = await import('node:os');
-      const database = (await testDatabase())!;
-      const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'mediad-tus-pg-'));
-      const opened = openDatabase(database);
-      const servers: Awaited<ReturnType<typeof spawnServe>>[] = [];
+      await twoProcessesServeOneUpload({ env: {}, shareDataDir: true, chunk: 256 * 1024, seconds: 10 });
+    },
+  );
+  it(
+    'on S3: the processes share only the database and the bucket (parts and the .part tail in the bucket)',
+    { skip },
+    async () => {
+      const { startS3 } = await import('../helpers/s3.js');
+      const s3 = await startS3();
       try {
-        await migrate(opened.db);
-        const k = (await createKey({ db: opened.db, clock: systemClock }, 'acme', 'main')).key;
-        const env = { MEDIAD_DATABASE_URL: database.url, MEDIAD_SERVE_WORKERS: 'false' };
-        servers.push(await spawnServe(dataDir, env));
-        servers.push(await spawnServe(dataDir, env));
-        const agent = new (await import('undici')).Agent({
-          connect: { ca: await fs.readFile(path.join(dataDir, 'tls', 'ca.crt'), 'utf8'), servername: 'localhost' },
+        // 3 MiB PATCHes: under S3's 5 MiB part minimum, so tails wait in `.part` and the next PATCH,
+        // on the other process, prepends them.
+        const ids = await twoProcessesServeOneUpload({
+          env: s3.env('two'),
+          shareDataDir: false,
+          chunk: 3 * 1024 * 1024,
+          seconds: 40,
         });
-        const file = wav(10);
-        const send = (base: string, method: string, p: string, headers: Record<string, string>, body?: Buffer) =>
-          request(`${base}${p}`, {
-            method: method as 'PATCH',
-            headers: tusHeaders(k, headers),
-            body,
-            dispatcher: agent,
-          });
-        const created = await send(servers[0]!.base, 'POST', '/uploads/tus', {
-          'upload-length': String(file.length),
-          'upload-metadata': `filename ${Buffer.from('two.wav').toString('base64')}`,
-        });
-        await created.body.dump();
-        assert.equal(created.statusCode, 201);
-        const loc = new URL(String(created.headers.location)).pathname;
-        const chunk = 256 * 1024;
-        let fileId: string | undefined;
-        for (let offset = 0, i = 0; offset < file.length; offset += chunk, i++) {
-          const res = await send(
-            servers[i % 2]!.base,
-            'PATCH',
-            loc,
-            { 'content-type': 'application/offset+octet-stream', 'upload-offset': String(offset) },
-            file.subarray(offset, offset + chunk),
-          );
-          const text = await res.body.text();
-          assert.equal(res.statusCode, 204, text);
-          fileId = res.headers['mediad-file-id'] as string | undefined;
-        }
-        assert.ok(fileId);
-        // Concurrent PATCHes of one offset on both processes: the lock lets one write at a time, so
-        // the upload never holds the chunk twice.
-        const racer = await send(servers[1]!.base, 'POST', '/uploads/tus', { 'upload-length': String(2 * chunk) });
-        await racer.body.dump();
-        const rloc = new URL(String(racer.headers.location)).pathname;
-        const both = await Promise.all(
-          servers.map(async (s) => {
-            const r = await send(
-              s.base,
-              'PATCH',
-              rloc,
-              { 'content-type': 'application/offset+octet-stream', 'upload-offset': '0' },
-              file.subarray(0, chunk),
-            );
-            await r.body.dump();
-            return r.statusCode;
-          }),
-        );
-        assert.ok(both.includes(204), String(both));
-        const head = await send(servers[0]!.base, 'HEAD', rloc, {});
-        await head.body.dump();
-        assert.equal(head.headers['upload-offset'], String(chunk));
-        const got = await request(`${servers[1]!.base}/files/${fileId}`, {
-          headers: { authorization: `Bearer ${k}` },
-          dispatcher: agent,
-        });
-        const json = (await got.body.json()) as { data: { url: string; filesize: number } };
-        assert.equal(json.data.filesize, file.length);
-        const blob = await request(json.data.url.replace(/^https:\/\/localhost:\d+/, servers[0]!.base), {
-          headers: { authorization: `Bearer ${k}` },
-          dispatcher: agent,
-        });
-        assert.equal(sha256(Buffer.from(await blob.body.arrayBuffer())), sha256(file));
-        await agent.close();
+        // The finished upload left nothing in the bucket; the unfinished one is there (parts, record, tail).
+        assert.deepEqual(await s3.keys('two/uploads/'), [
+          `two/uploads/${ids.unfinished}.info`,
+          `two/uploads/${ids.unfinished}.part`,
+        ]);
+        assert.deepEqual(await multipartUploads(s3, 'two/uploads/'), [`two/uploads/${ids.unfinished}`]);
+        assert.notEqual(ids.finished, ids.unfinished);
       } finally {
-        for (const s of servers) await s.stop();
-        await opened.close();
-        await database.drop();
-        await fs.rm(dataDir, { recursive: true, force: true });
+        await s3.close();
       }
     },
   );
 });
 
-describe('tus uploads with S3 blob storage', { timeout: 60_000 }, () => {
-  it('the partial upload stays under the data dir; the finished file is stored in the bucket', async () => {
-    const { startS3 } = await import('../helpers/s3.js');
-    const s3 = await startS3();
-    const t = await startTestServer(s3.env('tus', { MEDIAD_SERVE_WORKERS: 'false' }));
-    try {
-      ca = await fs.readFile(t.server.caCertPath!, 'utf8');
-      const { key, project_id } = await t.key();
-      const file = wav(10);
-      const done = await upload(t, file, { token: key, chunkSize: 512 * 1024 });
-      assert.ok(done.fileId);
-      assert.deepEqual(await s3.keys(`tus/projects/${project_id}/files/${done.fileId}`), [
-        `tus/projects/${project_id}/files/${done.fileId}`,
-      ]);
-      const f = (await t.call('GET', `/files/${done.fileId}`, { key })).json.data;
-      const blob = await request(f.url, { dispatcher: t.agent });
-      assert.equal(sha256(Buffer.from(await blob.body.arrayBuffer())), sha256(file));
-      // Nothing of the upload is left behind in the data dir.
-      assert.deepEqual(await fs.readdir(path.join(t.dataDir, 'uploads')), []);
-    } finally {
-      await t.stop();
-      await s3.close();
-    }
-  });
-});
+/** The bucket's unfinished multipart uploads under `prefix`. */
+async function multipartUploads(s3: LocalS3, prefix: string): Promise<string[]> {
+  const { ListMultipartUploadsCommand } = await import('@aws-sdk/client-s3');
+  const page = await s3.client.send(new ListMultipartUploadsCommand({ Bucket: s3.bucket, Prefix: prefix }));
+  return (page.Uploads ?? []).map((u) => u.Key!).sort();
+}
+
+describe(
+  'tus uploads with S3 blob storage: partial uploads in the bucket (@tus/s3-store)',
+  { timeout: 120_000 },
+  () => {
+    let s3: LocalS3;
+    before(async () => {
+      const { startS3 } = await import('../helpers/s3.js');
+      s3 = await startS3();
+    });
+    after(async () => s3.close());
+
+    it('a 50 MB upload cut and resumed from a new client: the file is copied in the bucket to its key, nothing left', async () => {
+      const t = await startTestServer(
+        s3.env('tus', { MEDIAD_SERVE_WORKERS: 'false', MEDIAD_MAX_FILE_BYTES: String(64 * 1024 * 1024) }),
+      );
+      try {
+        ca = await fs.readFile(t.server.caCertPath!, 'utf8');
+        const { key, project_id } = await t.key('acme', 'uploads');
+        const other = (await t.key('other', 'elsewhere')).key;
+        const f = await cutAndResumed(t, key, other);
+        assert.deepEqual(await s3.keys(`tus/projects/${project_id}/files/${f.id}`), [
+          `tus/projects/${project_id}/files/${f.id}`,
+        ]);
+        // The upload's objects and multipart upload are gone; nothing was kept in the data dir.
+        assert.deepEqual(await s3.keys('tus/uploads/'), []);
+        assert.deepEqual(await multipartUploads(s3, 'tus/uploads/'), []);
+        assert.deepEqual(await fs.readdir(path.join(t.dataDir, 'uploads')).catch(() => []), []);
+        // Small PATCHes (under S3's 5 MiB part minimum) go through the `.part` tail.
+        const small = wav(10);
+        const done = await upload(t, small, { token: key, chunkSize: 512 * 1024 });
+        const g = (await t.call('GET', `/files/${done.fileId}`, { key })).json.data;
+        const blob = await request(g.url, { dispatcher: t.agent });
+        assert.equal(sha256(Buffer.from(await blob.body.arrayBuffer())), sha256(small));
+      } finally {
+        await t.stop();
+      }
+    });
+
+    it('expiry and `mediad blobs sweep` abort the multipart upload and remove its .info and .part; orphans too', async () => {
+      const t = await startTestServer(
+        s3.env('exp', { MEDIAD_UPLOAD_EXPIRY_HOURS: '0.002', MEDIAD_SERVE_WORKERS: 'false' }), // 7.2 s
+      );
+      try {
+        const { key } = await t.key();
+        // A multipart upload without a record (a crash between the two): removed once past the expiry.
+        const { CreateMultipartUploadCommand } = await import('@aws-sdk/client-s3');
+        await s3.client.send(new CreateMultipartUploadCommand({ Bucket: s3.bucket, Key: 'exp/uploads/upl_crashed' }));
+        const expires = Date.now() + 7.2 * 1000;
+        const created = await t.call('POST', '/uploads/tus', {
+          key,
+          headers: tusHeaders(key, { 'upload-length': String(20 * 1024 * 1024) }),
+        });
+        assert.equal(created.status, 201);
+        const id = new URL(created.headers.location!).pathname.split('/').pop()!;
+        const patch = (offset: number, bytes: number) =>
+          t.call('PATCH', `/uploads/tus/${id}`, {
+            key,
+            headers: tusHeaders(key, {
+              'content-type': 'application/offset+octet-stream',
+              'upload-offset': String(offset),
+            }),
+            raw: randomBytes(bytes),
+          });
+        // 6 MiB: one part of the multipart upload; then 1 MiB: the `.part` tail.
+        assert.equal((await patch(0, 6 * 1024 * 1024)).status, 204);
+        assert.equal((await patch(6 * 1024 * 1024, 1024 * 1024)).status, 204);
+        assert.deepEqual(
+          await multipartUploads(s3, 'exp/uploads/'),
+          [`exp/uploads/${id}`, 'exp/uploads/upl_crashed'].sort(),
+        );
+        assert.deepEqual(await s3.keys('exp/uploads/'), [`exp/uploads/${id}.info`, `exp/uploads/${id}.part`]);
+        await new Promise((r) => setTimeout(r, Math.max(0, expires - Date.now()) + 300));
+        assert.equal((await patch(7 * 1024 * 1024, 10)).status, 410);
+        const { execFile } = await import('node:child_process');
+        const { MEDIAD } = await import('../helpers/paths.js');
+        const env: Record<string, string> = {
+          ...process.env,
+          ...s3.env('exp', { MEDIAD_UPLOAD_EXPIRY_HOURS: '0.002' }),
+          MEDIAD_DATA_DIR: t.dataDir,
+          MEDIAD_LOG_LEVEL: 'silent',
+        };
+        if (t.databaseUrl) env.MEDIAD_DATABASE_URL = t.databaseUrl;
+        const out = await new Promise<string>((resolve, reject) =>
+          execFile(process.execPath, [...MEDIAD, 'blobs', 'sweep'], { env }, (err, stdout) =>
+            err ? reject(err) : resolve(stdout),
+          ),
+        );
+        assert.match(out, new RegExp(`deleted upload ${id}`));
+        assert.match(out, /deleted upload upl_crashed/);
+        assert.match(out, /uploads: 1 expired and 1 without a record deleted/);
+        assert.deepEqual(await multipartUploads(s3, 'exp/uploads/'), []);
+        assert.deepEqual(await s3.keys('exp/uploads/'), []);
+      } finally {
+        await t.stop();
+      }
+    });
+  },
+);

@@ -15,6 +15,7 @@ import { averageColor, probeFile, type ProbeResult } from '../../media/index.js'
 import type { Chain } from '../../shapes/events.js';
 import { toFileObject, toMediaObject, type FileObject } from '../../shapes/files.js';
 import { fileBlobKey, packageEntryKey, packageKey } from '../../storage/keys.js';
+import type { BlobStat } from '../../storage/blob-store.js';
 import type { FilePackage } from '../../kinds/define.js';
 import { abandonPut, intendPut, settlePut } from './blob-journal.js';
 import { findMedia } from './media.js';
@@ -81,6 +82,9 @@ export const pathTaken = (folder: string, filename: string) =>
     `a file already exists at "${folder ? `${folder}/` : ''}${filename}"; choose another filename or folder, or delete that file first`,
   );
 
+/** Puts a blob's bytes at its key from where they already are (a tus upload in the bucket); null: put the local file. */
+export type Place = (key: string) => Promise<BlobStat | null>;
+
 /** Package entries stored at once (their fsyncs overlap; a 60 s ladder has a few hundred). */
 const PACKAGE_PUTS = 8;
 
@@ -90,14 +94,15 @@ const PACKAGE_PUTS = 8;
  */
 async function putBlobs(
   deps: Deps,
-  blobs: { key: string; path: string; mime: string; entry?: boolean }[],
+  blobs: { key: string; path: string; mime: string; entry?: boolean; place?: Place }[],
   keys = blobs.map((b) => b.key),
 ): Promise<number[]> {
   await intendPut(deps, keys);
   const sizes: number[] = new Array<number>(blobs.length).fill(0);
   const put = async (i: number) => {
     const b = blobs[i]!;
-    sizes[i] = (await deps.blobs.putFile(b.key, b.path, { contentType: b.mime })).size;
+    const placed = b.place ? await b.place(b.key) : null;
+    sizes[i] = (placed ?? (await deps.blobs.putFile(b.key, b.path, { contentType: b.mime }))).size;
   };
   try {
     // A package's entries (many small segments, each fsynced) go PACKAGE_PUTS at a time, then
@@ -149,6 +154,7 @@ export async function stageLocalFile(
   localPath: string,
   input: NewFileInput,
   target = normalizeTarget(input),
+  place?: Place,
 ): Promise<Staged<FileObject>> {
   const probe = await probeFile(localPath, deps.config.limits);
   const fileId = newId('file');
@@ -159,7 +165,7 @@ export async function stageLocalFile(
     ? await averageColor(localPath, probe, { maxPixels: deps.config.limits.maxPixels }).catch(() => null)
     : null;
   const blobKey = fileBlobKey(scope.projectId, fileId);
-  const [size] = await putBlobs(deps, [{ key: blobKey, path: localPath, mime: probe.mime }]);
+  const [size] = await putBlobs(deps, [{ key: blobKey, path: localPath, mime: probe.mime, place }]);
 
   return staged(
     deps,

@@ -1,16 +1,27 @@
+import path from 'node:path';
 import type { Deps } from '../../deps.js';
 import { iso } from '../../deps.js';
 import { transact } from '../../db/transact.js';
 import type { UploadsTable } from '../../db/schema.js';
 import type { FileObject } from '../../shapes/files.js';
-import type { UploadStore } from '../../storage/tus-store.js';
-import { stageLocalFile, type NewFileInput, type Scope } from './file-store.js';
+import { createDiskUploadStore, type UploadStore } from '../../storage/tus-store.js';
+import { stageLocalFile, type NewFileInput, type Place, type Scope } from './file-store.js';
 import { precheck } from './files.js';
 
 // Resumable uploads (tus, issue 25): the record of each upload — whose it is, what file it is to
 // become — and what happens at its last byte: it becomes a file exactly as a PUT upload does
 // (probed, limits enforced, media created or attached, file.created, automations), in the same
 // transaction that notes the file on the upload.
+
+/** Where partial uploads live: the bucket with S3 blob storage, else the data dir (docs/uploads.md). */
+export async function openUploadStore(deps: Pick<Deps, 'config'>): Promise<UploadStore> {
+  const { storage, uploads } = deps.config;
+  if (storage.kind === 's3') {
+    const { createS3UploadStore } = await import('../../storage/tus-s3-store.js');
+    return createS3UploadStore(storage, uploads.expiryMs);
+  }
+  return createDiskUploadStore(path.join(deps.config.dataDir, 'uploads'), uploads.expiryMs);
+}
 
 /** Checks the file fields (the media exists, the path is free) and records a new upload of the project. */
 export async function createUploadRecord(
@@ -57,12 +68,22 @@ export async function setUploadLength(deps: Pick<Deps, 'db'>, id: string, length
   await deps.db.updateTable('uploads').set({ length }).where('id', '=', id).execute();
 }
 
-/** The last byte arrived: the upload's bytes at `localPath` become a file of the project. */
-export async function finishUpload(deps: Deps, scope: Scope, id: string, localPath: string): Promise<FileObject> {
+/**
+ * The last byte arrived: the upload's bytes at `localPath` become a file of the project. `place`
+ * puts them at the file's blob key without this copy where the upload store can (S3: a copy in
+ * the bucket); otherwise, or when it answers null, `localPath` is put into the blob store.
+ */
+export async function finishUpload(
+  deps: Deps,
+  scope: Scope,
+  id: string,
+  localPath: string,
+  place?: Place,
+): Promise<FileObject> {
   const row = await findUpload(deps, scope.projectId, id);
   if (!row) throw new Error(`upload ${id} has no record`);
   const input = JSON.parse(row.input) as NewFileInput;
-  const stage = await stageLocalFile(deps, scope, localPath, input);
+  const stage = await stageLocalFile(deps, scope, localPath, input, undefined, place);
   try {
     const file = await transact(deps.db, async (trx) => {
       const created = await stage.insert(trx);
