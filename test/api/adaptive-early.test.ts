@@ -165,6 +165,21 @@ describe('adaptive_video: playable early', () => {
     assert.equal(task.output, null);
   });
 
+  it('a package file deleted while it plays stops its task, which leaves no segment', async () => {
+    const before = await packageBlobs();
+    const created = await t.call('POST', '/tasks', { key, body: { ...TASK, file_id: long.id } });
+    const early = await untilPlayable(created.json.data.id);
+    assert.equal(early.status, 'processing', JSON.stringify(early));
+    const deleted = await t.call('DELETE', `/files/${early.output.id}`, { key });
+    assert.equal(deleted.status, 200, deleted.text);
+    const done = await waitForTask(t, key, early.id, undefined, 300_000);
+    assert.equal(done.status, 'failed', JSON.stringify(done));
+    assert.equal(done.error_code, 'not_found');
+    assert.match(done.error, /deleted while the task ran/);
+    assert.ok(done.progress < 60, `stopped soon after the deletion, not at the end of the encode: ${done.progress}`);
+    assert.deepEqual(await packageBlobs(), before, 'no segment stored after the deletion is left');
+  });
+
   it('a source that fails to decode mid-way fails the task with FFmpeg’s reason; nothing is left', async () => {
     const before = await packageBlobs();
     const created = await t.call('POST', '/tasks', { key, body: { ...TASK, file_id: broken.id } });

@@ -35,6 +35,20 @@ export async function intendPut(deps: Pick<Deps, 'db' | 'clock' | 'config'>, key
   crashPoint(deps.config, 'blob.put.intended');
 }
 
+/**
+ * Names these keys as being written again, unless an entry already does (a deletion in flight
+ * keeps its own): a package still growing after its processing row was deleted (whose deletion
+ * settled the first entry) stays covered if this process then dies.
+ */
+export async function reassertPut(deps: Pick<Deps, 'db' | 'clock'>, keys: string[]): Promise<void> {
+  const now = iso(deps.clock.now());
+  await deps.db
+    .insertInto('blob_journal')
+    .values(keys.map((blob_key) => ({ blob_key, op: 'put' as const, owner: JOURNAL_OWNER, created: now })))
+    .onConflict((oc) => oc.column('blob_key').doNothing())
+    .execute();
+}
+
 /** In the transaction that inserts the rows referencing these blobs: they are settled. */
 export async function settlePut(trx: Db, keys: string[]): Promise<void> {
   await trx.deleteFrom('blob_journal').where('blob_key', 'in', keys).execute();

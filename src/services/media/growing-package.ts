@@ -19,6 +19,7 @@ import {
   completeDelete,
   intendDelete,
   intendPut,
+  reassertPut,
   rowBlobKeys,
   settlePut,
   writerGone,
@@ -114,11 +115,24 @@ export class GrowingPackage {
     }
   }
 
+  /**
+   * Once playable, the row can be deleted while the task still runs: the task then stops (its
+   * discard removes what it stored), and until it does the journal names the package again, since
+   * the deletion settled the first entry (a crash in between must not orphan later segments).
+   */
+  private async stillWanted(): Promise<void> {
+    if (!this.playable) return;
+    await reassertPut(this.deps, this.keys);
+    const row = await this.deps.db.selectFrom('files').select('id').where('id', '=', this.fileId).executeTakeFirst();
+    if (!row) throw new AppError('not_found', `the output file ${this.fileId} was deleted while the task ran`);
+  }
+
   /** Stores finished entries of `dir` (segments, init segments), each once: names already stored are skipped. */
   async putFiles(dir: string, names: readonly string[]): Promise<void> {
     const todo = names.filter((n) => !this.stored.has(n));
     if (todo.length === 0) return;
     await this.intend();
+    await this.stillWanted();
     for (let at = 0; at < todo.length; at += PUTS) {
       const batch = todo.slice(at, at + PUTS);
       const done = await Promise.allSettled(
