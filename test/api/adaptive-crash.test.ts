@@ -5,6 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { startOrigin, type Origin } from '../helpers/origin.js';
 import { CrashScenario, withDataDirDb } from '../helpers/crash-scenario.js';
 import type { ServeProcess } from '../helpers/serve-process.js';
+import type { CrashPoint } from '../../src/faults.js';
 
 // An adaptive_video package is many blobs under one file row: a worker killed between writing
 // them and committing the row, or between deleting the row and the blobs, must leave no segment
@@ -54,26 +55,40 @@ async function untilDone(s: ServeProcess, key: string, id: string) {
 
 const TASK = { kind: 'adaptive_video', segment_seconds: 1, ladder: [{ height: 240 }, { height: 144 }] };
 
+/** Uploads a fixture with a first process, then starts its adaptive_video task in a process killed at `point`; the task's id. */
+async function crashWhileMaking(sc: CrashScenario, fixture: string, point: CrashPoint): Promise<string> {
+  const first = await sc.serve();
+  const input = await first.call('POST', '/files', { key: sc.key, body: { url: origin.url(fixture) } });
+  assert.equal(input.status, 201, input.text);
+  await first.stop();
+  let taskId = '';
+  await sc.crash(
+    point,
+    async (s) => {
+      const res = await s.call('POST', '/tasks', { key: sc.key, body: { ...TASK, file_id: input.json.data.id } });
+      taskId = res.json.data.id;
+    },
+    60_000,
+  );
+  return taskId;
+}
+
+/** After the next process finished the task: exactly its one package, every blob with its row, an empty journal. */
+async function assertSettled(sc: CrashScenario): Promise<void> {
+  const m = await mismatch(sc.dataDir);
+  assert.deepEqual(m.orphans, [], 'no blob without a row');
+  assert.deepEqual(m.missing, []);
+  assert.equal(m.packages, 1, 'exactly the package of the one output');
+  assert.equal(m.processing, 0);
+  const journal = await withDataDirDb(sc.dataDir, (db) => db.selectFrom('blob_journal').selectAll().execute());
+  assert.deepEqual(journal, []);
+}
+
 describe('a killed worker leaves no package blob behind', () => {
   it('killed after the segments are written, before the row commits: swept, and the task completes once', async () => {
     const sc = await newScenario();
     try {
-      const first = await sc.serve();
-      const input = await first.call('POST', '/files', {
-        key: sc.key,
-        body: { url: origin.url('/fixtures/video-mp4') },
-      });
-      assert.equal(input.status, 201, input.text);
-      await first.stop();
-      let taskId = '';
-      await sc.crash(
-        'blob.put.written',
-        async (s) => {
-          const res = await s.call('POST', '/tasks', { key: sc.key, body: { ...TASK, file_id: input.json.data.id } });
-          taskId = res.json.data.id;
-        },
-        60_000,
-      );
+      const taskId = await crashWhileMaking(sc, '/fixtures/video-mp4', 'blob.put.written');
       const left = await mismatch(sc.dataDir);
       assert.equal(left.packages, 1, 'the crash came after the package was written');
       // Its entries are referenced by no row yet, or by the row that made it playable early (processing).
@@ -81,13 +96,7 @@ describe('a killed worker leaves no package blob behind', () => {
       const s = await sc.serve();
       const task = await untilDone(s, sc.key, taskId);
       assert.equal(task.status, 'completed', JSON.stringify(task.error));
-      const m = await mismatch(sc.dataDir);
-      assert.deepEqual(m.orphans, [], 'no blob without a row');
-      assert.deepEqual(m.missing, []);
-      assert.equal(m.packages, 1, 'exactly the package of the one output');
-      assert.equal(m.processing, 0);
-      const journal = await withDataDirDb(sc.dataDir, (db) => db.selectFrom('blob_journal').selectAll().execute());
-      assert.deepEqual(journal, []);
+      await assertSettled(sc);
       await s.stop();
     } finally {
       await sc.remove();
@@ -97,22 +106,7 @@ describe('a killed worker leaves no package blob behind', () => {
   it('killed while its package plays (row processing): the row and its segments are swept, the retry starts clean', async () => {
     const sc = await newScenario();
     try {
-      const first = await sc.serve();
-      const input = await first.call('POST', '/files', {
-        key: sc.key,
-        body: { url: origin.url('/fixtures/video-1080p-10s') },
-      });
-      assert.equal(input.status, 201, input.text);
-      await first.stop();
-      let taskId = '';
-      await sc.crash(
-        'package.playable',
-        async (s) => {
-          const res = await s.call('POST', '/tasks', { key: sc.key, body: { ...TASK, file_id: input.json.data.id } });
-          taskId = res.json.data.id;
-        },
-        60_000,
-      );
+      const taskId = await crashWhileMaking(sc, '/fixtures/video-1080p-10s', 'package.playable');
       const left = await mismatch(sc.dataDir);
       assert.equal(left.processing, 1, 'the crash came after the package became playable');
       assert.equal(left.packages, 1);
@@ -120,13 +114,7 @@ describe('a killed worker leaves no package blob behind', () => {
       const task = await untilDone(s, sc.key, taskId);
       assert.equal(task.status, 'completed', JSON.stringify(task.error));
       assert.ok(task.attempts >= 2);
-      const m = await mismatch(sc.dataDir);
-      assert.deepEqual(m.orphans, [], 'no segment of the first attempt is left');
-      assert.deepEqual(m.missing, []);
-      assert.equal(m.packages, 1, 'exactly the package of the one output');
-      assert.equal(m.processing, 0);
-      const journal = await withDataDirDb(sc.dataDir, (db) => db.selectFrom('blob_journal').selectAll().execute());
-      assert.deepEqual(journal, []);
+      await assertSettled(sc); // no segment of the first attempt is left
       await s.stop();
     } finally {
       await sc.remove();

@@ -20,6 +20,7 @@ export const TRIGGER_EVENTS = [
   'media.created',
   'media.updated',
   'file.created',
+  'file.playable',
   'task.completed',
   'task.failed',
   'task.cancelled',
