@@ -359,12 +359,9 @@ interface NewRow {
   status?: 'ready' | 'processing';
 }
 
-/** Inserts a file row with its count and its event (file.created; file.playable for a processing package). */
-export async function insertFileRow(deps: Deps, trx: Kysely<Database>, scope: Scope, r: NewRow) {
-  const row = {
-    id: r.id,
-    project_id: scope.projectId,
-    media_id: r.mediaId,
+/** The columns a file's facts, size, metadata and probe set: on insert, and when a processing package is finalised. */
+export function factColumns(r: Pick<NewRow, 'facts' | 'size' | 'metadata' | 'probe'>) {
+  return {
     kind: r.facts.kind,
     format: r.facts.format,
     type: r.facts.mime,
@@ -372,13 +369,23 @@ export async function insertFileRow(deps: Deps, trx: Kysely<Database>, scope: Sc
     height: r.facts.height ?? null,
     duration: r.facts.duration ?? null,
     filesize: r.size,
+    metadata: JSON.stringify(r.metadata ?? {}),
+    probe: r.probe ? JSON.stringify(r.probe) : null,
+  };
+}
+
+/** Inserts a file row with its count and its event (file.created; file.playable for a processing package). */
+export async function insertFileRow(deps: Deps, trx: Kysely<Database>, scope: Scope, r: NewRow) {
+  const row = {
+    id: r.id,
+    project_id: scope.projectId,
+    media_id: r.mediaId,
+    ...factColumns(r),
     folder: r.folder,
     filename: r.filename,
     ref: r.ref,
-    metadata: JSON.stringify(r.metadata ?? {}),
     status: r.status ?? 'ready',
     blob_key: r.blobKey,
-    probe: r.probe ? JSON.stringify(r.probe) : null,
     created: r.now,
     updated: r.now,
   };

@@ -25,6 +25,7 @@ import {
   writerGone,
 } from './blob-journal.js';
 import {
+  factColumns,
   insertFileRow,
   notFoundMedia,
   scratchPath,
@@ -229,14 +230,7 @@ export class GrowingPackage {
           const row = await trx
             .updateTable('files')
             .set({
-              kind: out.facts.kind,
-              format: out.facts.format,
-              type: out.facts.mime,
-              width: out.facts.width ?? null,
-              height: out.facts.height ?? null,
-              duration: out.facts.duration ?? null,
-              filesize: size,
-              metadata: JSON.stringify(out.metadata ?? {}),
+              ...factColumns({ facts: out.facts, size, metadata: out.metadata, probe: out.probe }),
               status: 'ready',
               updated: now,
             })
