@@ -6,7 +6,7 @@
 //         (wrk -c64, req/s and p99, and the server's CPU per request)                      target >= 0.90x
 //   api   GET /files/{id} p99 while 64 connections request uncached image URLs vs idle      target <= 2x
 // Run: npm run bench:image-urls [-- --profile]   (the built `mediad serve` on loopback, as users
-// start it; bench/results/image-urls.json). BENCH_ONLY=miss|hit stops after that part.
+// start it; bench/results/image-urls.json). BENCH_ONLY=miss|hit|api runs the misses and that part only.
 import { execFile } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import fs from 'node:fs/promises';
@@ -27,6 +27,7 @@ import {
   summarizeProfile,
   table,
   tempDataDir,
+  threadCpuMs,
   writeResults,
 } from './lib.js';
 import { fixture } from '../test/helpers/fixtures.js';
@@ -117,12 +118,24 @@ async function main() {
     let mediadCpu = 0;
     let mediadWindowMs = 0;
     let sharpCpu = 0;
+    // Where each side's CPU goes: the main thread, libvips' workers, the rest (libuv's pool, V8's helpers).
+    const groups = { mediad: { main: 0, vips: 0, other: 0 }, sharp: { main: 0, vips: 0, other: 0 } };
+    const addGroups = (
+      into: { main: number; vips: number; other: number },
+      a: { main: number; vips: number; other: number },
+      b: { main: number; vips: number; other: number },
+    ) => {
+      into.main += b.main - a.main;
+      into.vips += b.vips - a.vips;
+      into.other += b.other - a.other;
+    };
     for (let i = 0; i < ids.length; i++) {
       // The transport's own floor: a round trip through the same route that stops at once (a 404).
       let h = performance.now();
       await floor(m);
       const d = performance.now() - h;
       const cpu0 = await cpuMs(server.pid);
+      const t0 = await threadCpuMs(server.pid);
       const w0 = performance.now();
       h = performance.now();
       await get(m, url(ids[i]!));
@@ -131,15 +144,18 @@ async function main() {
       // before raw sharp runs, so it neither slows sharp nor goes uncounted in mediad's CPU.
       await new Promise((r) => setTimeout(r, 40));
       const cpu1 = await cpuMs(server.pid);
+      const t1 = await threadCpuMs(server.pid);
       const w1 = performance.now();
       // Raw sharp as sharp's documentation shows it, with the library's defaults in both processes
       // (neither side sets sharp.concurrency or sharp.cache): the stored file read from disk, the
       // same resize and WebP encode to a buffer.
+      const s0 = await threadCpuMs(process.pid);
       const c0 = process.cpuUsage();
       let s = performance.now();
       await sharp(blob(ids[i]!)).autoOrient().resize({ width: 400 }).webp({ quality: 80 }).toBuffer();
       const b = performance.now() - s;
       const c1 = process.cpuUsage(c0);
+      const s1 = await threadCpuMs(process.pid);
       // The same URL again: the request's cost without the computation (HTTPS, checks, lookups).
       s = performance.now();
       await get(m, url(ids[i]!));
@@ -150,6 +166,8 @@ async function main() {
       again.push(c);
       trip.push(d);
       mediadCpu += cpu1 - cpu0;
+      addGroups(groups.mediad, t0, t1);
+      addGroups(groups.sharp, s0, s1);
       mediadWindowMs += w1 - w0;
       sharpCpu += (c1.user + c1.system) / 1000;
     }
@@ -168,6 +186,13 @@ async function main() {
       mediadCpuLessIdleMs: (mediadCpu - idleCpuPerMs * mediadWindowMs) / mediad.length,
       sharpCpuMs: sharpCpu / raw.length,
       cpuRatio: mediadCpu / sharpCpu,
+      /** CPU ms per miss by thread group (10 ms ticks summed over the runs; the sharp side includes the bench's /proc reads). */
+      cpuByThread: Object.fromEntries(
+        Object.entries(groups).map(([side, g]) => [
+          side,
+          { main: g.main / mediad.length, vips: g.vips / mediad.length, other: g.other / mediad.length },
+        ]),
+      ),
       target: 1.1,
     };
     console.log(
@@ -176,8 +201,15 @@ async function main() {
         `ratio without it ${fmt(miss.ratioWithoutTransport, 3)}x; CPU per miss ${fmt(miss.mediadCpuMs)} ms (${fmt(miss.mediadCpuLessIdleMs)} ms less the idle server's) vs ${fmt(miss.sharpCpuMs)} ms ` +
         `(${fmt(miss.cpuRatio, 3)}x); load ${fmt(loads.at(-1)!, 2)}`,
     );
+    const g = (x: { main: number; vips: number; other: number }) =>
+      `main ${fmt(x.main)} ms, libvips ${fmt(x.vips)} ms, other threads ${fmt(x.other)} ms`;
+    console.log(
+      `  CPU per miss by thread: mediad ${g(miss.cpuByThread.mediad!)}; raw sharp ${g(miss.cpuByThread.sharp!)}`,
+    );
     const results: Record<string, unknown> = { miss, runs: RUNS };
-    if (process.env.BENCH_ONLY !== 'miss') Object.assign(results, await hitsAndApi());
+    const only = process.env.BENCH_ONLY;
+    if (only === undefined || only === 'hit') Object.assign(results, await hits());
+    if (only === undefined || only === 'api') Object.assign(results, await apiUnderMisses());
     results.loadAverage = loads;
     if (profile) {
       await server.stop();
@@ -194,7 +226,7 @@ async function main() {
     const file = await writeResults(profile ? 'image-urls-profile' : 'image-urls', results);
     console.log(`results: ${file}`);
 
-    async function hitsAndApi() {
+    async function hits() {
       // Hit vs the plain file route, same bytes: the cached result is uploaded as a file.
       const hitUrl = url(ids[0]!);
       const bytes = Buffer.from(await (await request(hitUrl, { dispatcher: m.agent })).body.arrayBuffer());
@@ -252,10 +284,12 @@ async function main() {
           `req/s ${fmt(hit.ratio, 3)}x (target >= 0.90), p99 ${fmt(hit.p99Ratio, 3)}x; CPU per request ` +
           `${fmt(hit.imgCpuUsPerRequest, 0)} µs vs ${fmt(hit.fileCpuUsPerRequest, 0)} µs; load ${fmt(loads.at(-1)!, 2)}`,
       );
+      return { hit };
+    }
 
-      // The API while 64 connections ask for uncached images (new options each time), in rounds
-      // that alternate idle and busy so the machine's drift falls on both.
-      if (process.env.BENCH_ONLY === 'hit') return { hit };
+    // The API while 64 connections ask for uncached images (new options each time), in rounds
+    // that alternate idle and busy so the machine's drift falls on both.
+    async function apiUnderMisses() {
       const apiUrl = `${m.base}/files/${ids[0]}`;
       const auth = { authorization: `Bearer ${m.key}` };
       const idleP99: number[] = [];
@@ -295,7 +329,7 @@ async function main() {
         `api: GET /files/{id} p99 idle ${apiUnder.idleP99Ms} ms, under misses ${apiUnder.busyP99Ms} ms (${made} images made), ${apiUnder.ratio.toFixed(2)}x (target <= 2)`,
       );
       loads.push(load());
-      return { hit, apiUnder };
+      return { apiUnder };
     }
   } finally {
     await server.stop();

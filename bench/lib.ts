@@ -184,12 +184,34 @@ export async function rssBytes(pid: number): Promise<number | null> {
   return m ? Number(m[1]) * 1024 : null;
 }
 
-/** CPU time (user + system) a process has used so far, in ms, from /proc/<pid>/stat (clock ticks of 10 ms). */
-/** CPU time of a process (all its threads), or with `mainThreadOnly` of its main thread alone. */
-export async function cpuMs(pid: number, mainThreadOnly = false): Promise<number> {
-  const stat = await readFile(mainThreadOnly ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8');
+/** user + system ms of a /proc …/stat line (clock ticks of 10 ms). */
+function statCpuMs(stat: string): number {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // the command name may contain spaces
   return (Number(fields[11]) + Number(fields[12])) * 10; // utime and stime, fields 14 and 15 of the whole line
+}
+
+/** CPU time of a process (all its threads), or with `mainThreadOnly` of its main thread alone, in ms. */
+export async function cpuMs(pid: number, mainThreadOnly = false): Promise<number> {
+  return statCpuMs(await readFile(mainThreadOnly ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8'));
+}
+
+/**
+ * CPU time of a process's threads by group, in ms: the main thread, libvips' workers (named so),
+ * and the rest (libuv's pool and V8's helpers, which Node 20 leaves unnamed). A thread that ended
+ * is missing from the sums: compare readings of long-lived threads only.
+ */
+export async function threadCpuMs(pid: number): Promise<{ main: number; vips: number; other: number }> {
+  const out = { main: 0, vips: 0, other: 0 };
+  for (const tid of await readdir(`/proc/${pid}/task`).catch(() => [])) {
+    const [stat, comm] = await Promise.all([
+      readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8').catch(() => ''),
+      readFile(`/proc/${pid}/task/${tid}/comm`, 'utf8').catch(() => ''),
+    ]);
+    if (!stat) continue;
+    const group = tid === String(pid) ? 'main' : comm.startsWith('libvips') ? 'vips' : 'other';
+    out[group] += statCpuMs(stat);
+  }
+  return out;
 }
 
 export interface WrkResult {

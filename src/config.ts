@@ -32,6 +32,8 @@ export interface Config {
   delivery: { cacheControl: string; signedUrlTtlSeconds: number };
   ffmpegPath: string;
   ffprobePath: string;
+  /** Nice value of media work (FFmpeg children, libvips' threads): the API's thread goes first on a busy machine. 0: unchanged. */
+  processingNice: number;
   workers: {
     concurrency: number;
     leaseMs: number;
@@ -238,6 +240,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     ffmpegPath: read.string('MEDIAD_FFMPEG_PATH', 'ffmpeg'),
     ffprobePath: read.string('MEDIAD_FFPROBE_PATH', 'ffprobe'),
+    processingNice: read.int('MEDIAD_PROCESSING_NICE', 10, 0, 19),
     workers: {
       concurrency: read.int('MEDIAD_WORKER_CONCURRENCY', os.availableParallelism(), 0, 256),
       leaseMs: read.int('MEDIAD_WORKER_LEASE_SECONDS', 30, 1, 3600) * 1000,

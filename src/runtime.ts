@@ -5,7 +5,7 @@ import type { Config } from './config.js';
 import { systemClock, type Deps } from './deps.js';
 import { migrate, openDatabase } from './db/connect.js';
 import { listenForWork } from './db/notify.js';
-import { setMediaBinaries } from './media/index.js';
+import { setMediaBinaries, setProcessingNice } from './media/index.js';
 import { createGuardedClient } from './net/index.js';
 import { createDiskBlobStore, type DiskBlobStore, type S3BlobStore } from './storage/index.js';
 import { sweepExpiredKeys } from './services/idempotency.js';
@@ -33,6 +33,7 @@ export function createLogger(config: Pick<Config, 'logLevel'> & Partial<Pick<Con
 /** Opens the database (migrating it), the blob store and the outbound client: everything a role needs. */
 export async function createRuntime(config: Config, log: Logger = createLogger(config)): Promise<Runtime> {
   setMediaBinaries({ ffmpeg: config.ffmpegPath, ffprobe: config.ffprobePath });
+  setProcessingNice(config.processingNice);
   const database = openDatabase(config.database);
   const { db, reader } = database;
   const applied = await migrate(db);

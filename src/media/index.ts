@@ -46,6 +46,7 @@ export {
   type RunOptions,
   type RunResult,
 } from './process-runner.js';
+export { setProcessingNice } from './processing-priority.js';
 export {
   audioOutputFormat,
   buildAudioArgs,

@@ -1,6 +1,7 @@
 // The one place that spawns external media tools (ffmpeg, ffprobe). Every child runs in its own
 // process group so a timeout or abort can kill it together with anything it started.
 import { spawn } from 'node:child_process';
+import { lowerChildPriority } from './processing-priority.js';
 
 export interface MediaBinaries {
   ffmpeg: string;
@@ -77,6 +78,7 @@ export function runProcess(cmd: string, args: readonly string[], opts: RunOption
       return;
     }
     const child = spawn(cmd, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    lowerChildPriority(child.pid);
     const chunks: Buffer[] = [];
     let outBytes = 0;
     const tail: string[] = [];
