@@ -8,6 +8,8 @@
 //          resumed (first started -> last finished), beside a raw sharp loop doing the same resizes at the
 //          same concurrency, in alternating rounds; on SQLite in `mediad serve` and on PostgreSQL with two
 //          `mediad worker` processes; and beside the same loop fsyncing each output and its directory
+//   A/A control: each comparison also runs its raw side twice in the pair (or round); that ratio
+//   is the noise floor a task/raw ratio must be read against.
 //   Where a task's time goes: the mean of each phase (claim, setup, input, run, store, commit, cleanup)
 //   from GET /metrics (mediad_task_phase_seconds), per section.
 // Run: npm run bench:tasks   (mediad runs as a child process on loopback; results in bench/results/tasks.json)
@@ -65,6 +67,7 @@ async function benchImage(m: Mediad) {
   const task: number[] = [];
   const taskCpu: number[] = [];
   const raw: number[] = [];
+  const raw2: number[] = [];
   const rawCpu: number[] = [];
   const vips: number[] = [];
   let phasesBefore = await taskPhases(m, 'image');
@@ -83,6 +86,9 @@ async function benchImage(m: Mediad) {
     const rawMs = performance.now() - s;
     const cu = process.cpuUsage(c);
     s = performance.now();
+    await sharp(src).rotate().resize({ width: 800 }).webp({ quality: 80 }).toFile(out);
+    const raw2Ms = performance.now() - s;
+    s = performance.now();
     execFileSync('vipsthumbnail', [src, '--size', '800x', '-o', `${out}[Q=80]`]);
     const vipsMs = performance.now() - s;
     if (i === 0) {
@@ -92,6 +98,7 @@ async function benchImage(m: Mediad) {
     task.push(ms(t.created, t.finished));
     taskCpu.push(cpu1 - cpu0);
     raw.push(rawMs);
+    raw2.push(raw2Ms);
     rawCpu.push((cu.user + cu.system) / 1000);
     vips.push(vipsMs);
   }
@@ -100,6 +107,7 @@ async function benchImage(m: Mediad) {
     sharpMs: median(raw),
     vipsthumbnailMs: median(vips),
     ratio: pairedRatio(task, raw),
+    controlRatio: pairedRatio(raw2, raw),
     // The server's CPU per task (its POST and status polls included; /proc counts in 10 ms ticks, so summed over the runs).
     taskCpuMs: sum(taskCpu) / taskCpu.length,
     sharpCpuMs: sum(rawCpu) / rawCpu.length,
@@ -128,6 +136,7 @@ async function benchVideo(m: Mediad) {
   const task: number[] = [];
   const taskCpu: number[] = [];
   const raw: number[] = [];
+  const raw2: number[] = [];
   const rawCpu: number[] = [];
   const phasesBefore = await taskPhases(m, 'video');
   // Pairs alternate which side goes first; the ratio is the median over RUNS pairs.
@@ -148,11 +157,18 @@ async function benchVideo(m: Mediad) {
     raw.push(performance.now() - s);
     rawCpu.push((await processCpuMs(process.pid)) - cpu0);
   };
+  const runControl = () => {
+    const s = performance.now();
+    execFileSync('ffmpeg', args, { stdio: 'ignore' });
+    raw2.push(performance.now() - s);
+  };
   for (let i = 0; i < RUNS; i++) {
     if (i % 2 === 0) {
       await runTask();
       await runRaw();
+      runControl();
     } else {
+      runControl();
       await runRaw();
       await runTask();
     }
@@ -163,6 +179,7 @@ async function benchVideo(m: Mediad) {
     taskMs: median(task),
     ffmpegMs: median(raw),
     ratio: pairedRatio(task, raw),
+    controlRatio: pairedRatio(raw2, raw),
     taskCpuMs: median(taskCpu),
     ffmpegCpuMs: median(rawCpu),
     cpuRatio: pairedRatio(taskCpu, rawCpu),
@@ -248,6 +265,7 @@ async function benchSmall(m: Mediad, concurrency: number, phasesOf: Mediad | nul
   await rawSharpLoop(src, concurrency);
   const tasks: number[] = [];
   const raw: number[] = [];
+  const raw2: number[] = [];
   const durable: number[] = [];
   const phasesBefore = phasesOf ? await taskPhases(phasesOf, 'image') : {};
   for (let r = 0; r < ROUNDS; r++) {
@@ -255,7 +273,9 @@ async function benchSmall(m: Mediad, concurrency: number, phasesOf: Mediad | nul
       raw.push(await rawSharpLoop(src, concurrency));
       durable.push(await rawSharpLoop(src, concurrency, true));
       tasks.push(await smallBatch(m, file.id));
+      raw2.push(await rawSharpLoop(src, concurrency));
     } else {
+      raw2.push(await rawSharpLoop(src, concurrency));
       tasks.push(await smallBatch(m, file.id));
       durable.push(await rawSharpLoop(src, concurrency, true));
       raw.push(await rawSharpLoop(src, concurrency));
@@ -266,6 +286,7 @@ async function benchSmall(m: Mediad, concurrency: number, phasesOf: Mediad | nul
     tasksPerS: tasks.map(Math.round),
     rawSharpPerS: raw.map(Math.round),
     ratio: median(tasks.map((t, i) => t / raw[i]!)),
+    controlRatio: median(raw2.map((t, i) => t / raw[i]!)),
     // The raw loop also fsyncing each output and its directory: what durability alone costs.
     rawSharpFsyncPerS: durable.map(Math.round),
     ratioToFsyncLoop: median(tasks.map((t, i) => t / durable[i]!)),
@@ -326,7 +347,7 @@ try {
     results.image = image;
     console.log(`\nimage 4000x3000 JPEG -> 800 px WebP (median of ${RUNS}; load ${image.load.join(' ')})`);
     console.log(
-      `  mediad task ${f(image.taskMs)} ms | sharp ${f(image.sharpMs)} ms | vipsthumbnail ${f(image.vipsthumbnailMs)} ms | task/sharp ${image.ratio.toFixed(3)}x (target <= 1.05) ${image.ratio <= 1.05 ? 'PASS' : 'FAIL'}`,
+      `  mediad task ${f(image.taskMs)} ms | sharp ${f(image.sharpMs)} ms | vipsthumbnail ${f(image.vipsthumbnailMs)} ms | task/sharp ${image.ratio.toFixed(3)}x (target <= 1.05) ${image.ratio <= 1.05 ? 'PASS' : 'FAIL'} | A/A sharp/sharp ${image.controlRatio.toFixed(3)}x`,
     );
     console.log(
       `  CPU: task ${f(image.taskCpuMs)} ms (server, API calls included) | sharp ${f(image.sharpCpuMs)} ms | ${image.cpuRatio.toFixed(3)}x`,
@@ -338,7 +359,7 @@ try {
     results.video = video;
     console.log(`video 10 s 1080p -> 720p H.264 CRF ${video.crf} ${video.preset} (load ${video.load.join(' ')})`);
     console.log(
-      `  mediad task ${f(video.taskMs)} ms | raw ffmpeg ${f(video.ffmpegMs)} ms | ratio ${video.ratio.toFixed(3)}x (target <= 1.03) ${video.ratio <= 1.03 ? 'PASS' : 'FAIL'}`,
+      `  mediad task ${f(video.taskMs)} ms | raw ffmpeg ${f(video.ffmpegMs)} ms | ratio ${video.ratio.toFixed(3)}x (target <= 1.03) ${video.ratio <= 1.03 ? 'PASS' : 'FAIL'} | A/A ffmpeg/ffmpeg ${video.controlRatio.toFixed(3)}x`,
     );
     console.log(
       `  CPU: task ${f(video.taskCpuMs)} ms (server + ffmpeg) | raw ffmpeg ${f(video.ffmpegCpuMs)} ms | ${video.cpuRatio.toFixed(3)}x`,
@@ -361,7 +382,7 @@ try {
       `small image tasks, SQLite, mediad serve (concurrency ${small.concurrency}; load ${small.load.join(' ')})`,
     );
     console.log(
-      `  tasks/s ${small.tasksPerS.join(' / ')} | raw sharp loop ${small.rawSharpPerS.join(' / ')} | ratio ${small.ratio.toFixed(3)} (target >= 0.5) ${small.ratio >= 0.5 ? 'PASS' : 'FAIL'}`,
+      `  tasks/s ${small.tasksPerS.join(' / ')} | raw sharp loop ${small.rawSharpPerS.join(' / ')} | ratio ${small.ratio.toFixed(3)} (target >= 0.5) ${small.ratio >= 0.5 ? 'PASS' : 'FAIL'} | A/A loop/loop ${small.controlRatio.toFixed(3)}`,
     );
     console.log(
       `  raw sharp loop with an fsync of each output and its directory ${small.rawSharpFsyncPerS.join(' / ')} | ratio ${small.ratioToFsyncLoop.toFixed(3)}`,
@@ -379,7 +400,7 @@ if (ONLY.has('pg')) {
     `small image tasks, PostgreSQL, 2 mediad worker processes (concurrency ${pgSmall.concurrency} in all; load ${pgSmall.load.join(' ')})`,
   );
   console.log(
-    `  tasks/s ${pgSmall.tasksPerS.join(' / ')} | raw sharp loop ${pgSmall.rawSharpPerS.join(' / ')} | ratio ${pgSmall.ratio.toFixed(3)} (target >= 0.5) ${pgSmall.ratio >= 0.5 ? 'PASS' : 'FAIL'}`,
+    `  tasks/s ${pgSmall.tasksPerS.join(' / ')} | raw sharp loop ${pgSmall.rawSharpPerS.join(' / ')} | ratio ${pgSmall.ratio.toFixed(3)} (target >= 0.5) ${pgSmall.ratio >= 0.5 ? 'PASS' : 'FAIL'} | A/A loop/loop ${pgSmall.controlRatio.toFixed(3)}`,
   );
   console.log(
     `  raw sharp loop with an fsync of each output and its directory ${pgSmall.rawSharpFsyncPerS.join(' / ')} | ratio ${pgSmall.ratioToFsyncLoop.toFixed(3)}`,
