@@ -49,6 +49,17 @@ async function get(m: Client, url: string, agent = m.agent): Promise<number> {
   return body.length;
 }
 
+/** A miss's Server-Timing parts (ms): wait, render, total. */
+async function getMiss(m: Client, url: string): Promise<Record<string, number>> {
+  const res = await request(url, { dispatcher: m.agent });
+  await res.body.dump();
+  if (res.statusCode !== 200) throw new Error(`${url}: ${res.statusCode}`);
+  const parts: Record<string, number> = {};
+  for (const [, name, dur] of String(res.headers['server-timing']).matchAll(/(\w+);dur=([\d.]+)/g))
+    parts[name!] = Number(dur);
+  return parts;
+}
+
 /** GET /img/- : the image route's 404, answered before any lookup. */
 async function floor(m: Client): Promise<void> {
   const res = await request(`${m.base}/img/-`, { dispatcher: m.agent });
@@ -110,6 +121,10 @@ async function main() {
     const raw: number[] = [];
     const again: number[] = [];
     const trip: number[] = [];
+    /** From the miss's Server-Timing: the computation, the rest of the time in the server, the rest outside it. */
+    const render: number[] = [];
+    const inServer: number[] = [];
+    const outside: number[] = [];
     // mediad's CPU while idle (its pollers), to tell it apart from a miss's own.
     const idle0 = await cpuMs(server.pid);
     const idleStart = performance.now();
@@ -138,7 +153,7 @@ async function main() {
       const t0 = await threadCpuMs(server.pid);
       const w0 = performance.now();
       h = performance.now();
-      await get(m, url(ids[i]!));
+      const st = await getMiss(m, url(ids[i]!));
       const a = performance.now() - h;
       // mediad stores the result after answering (a file write, its row, the usage): let that end
       // before raw sharp runs, so it neither slows sharp nor goes uncounted in mediad's CPU.
@@ -162,6 +177,9 @@ async function main() {
       const c = performance.now() - s;
       if (i < 2) continue; // warm-up
       mediad.push(a);
+      render.push(st.render!);
+      inServer.push(st.total! - st.render! - st.wait!);
+      outside.push(a - st.total!);
       raw.push(b);
       again.push(c);
       trip.push(d);
@@ -177,6 +195,10 @@ async function main() {
       sharpMs: median(raw),
       sameUrlCachedMs: median(again),
       healthRoundTripMs: median(trip),
+      /** mediad's side, split by its Server-Timing: the computation, the rest of the server's time, and outside the server (TLS, the network stack, the client). */
+      renderMs: median(render),
+      inServerMs: median(inServer),
+      outsideServerMs: median(outside),
       /** The ratio with the transport's round trip taken off mediad's side. */
       ratioWithoutTransport: median(mediad.map((x, i) => (x - trip[i]!) / raw[i]!)),
       ratio: median(mediad.map((x, i) => x / raw[i]!)),
@@ -200,6 +222,9 @@ async function main() {
         `the same URL again (cached): ${fmt(miss.sameUrlCachedMs)} ms; 404 round trip ${fmt(miss.healthRoundTripMs)} ms, ` +
         `ratio without it ${fmt(miss.ratioWithoutTransport, 3)}x; CPU per miss ${fmt(miss.mediadCpuMs)} ms (${fmt(miss.mediadCpuLessIdleMs)} ms less the idle server's) vs ${fmt(miss.sharpCpuMs)} ms ` +
         `(${fmt(miss.cpuRatio, 3)}x); load ${fmt(loads.at(-1)!, 2)}`,
+    );
+    console.log(
+      `  mediad's miss by its Server-Timing: render ${fmt(miss.renderMs, 2)} ms, the rest of the server ${fmt(miss.inServerMs, 2)} ms, outside the server ${fmt(miss.outsideServerMs, 2)} ms`,
     );
     const g = (x: { main: number; vips: number; other: number }) =>
       `main ${fmt(x.main)} ms, libvips ${fmt(x.vips)} ms, other threads ${fmt(x.other)} ms`;

@@ -42,6 +42,7 @@ async function sendImage(req: FastifyRequest, reply: FastifyReply, deps: Deps, a
     .header('accept-ranges', 'bytes')
     .header('x-content-type-options', 'nosniff');
   if (image.varyAccept) reply.header('vary', 'Accept');
+  if (answer.kind === 'computed') reply.header('server-timing', missTiming(answer, reply.elapsedTime));
   if (answer.kind === 'not_modified') return reply.code(304).send();
   // The rest as file delivery answers (http/range.ts): Range, If-Range, Content-Length, HEAD.
   const bytes = prepareBytes(req, reply, {
@@ -55,6 +56,19 @@ async function sendImage(req: FastifyRequest, reply: FastifyReply, deps: Deps, a
   if (answer.kind === 'computed')
     return reply.send(slice ? answer.result.data.subarray(slice.start, slice.end + 1) : answer.result.data);
   return reply.send(await deps.blobs.read(answer.row.blob_key, slice));
+}
+
+/**
+ * Server-Timing of a miss (W3C Server Timing; browsers' developer tools show it): whether it was
+ * computed for this request or shared, the wait for a slot, the computation, and the time in the
+ * server until the answer was sent, so a slow image tells where its time went.
+ */
+function missTiming(answer: Extract<ImageAnswer, { kind: 'computed' }>, totalMs: number): string {
+  const parts = [`cache;desc=${answer.shared ? 'shared' : 'miss'}`];
+  if (answer.timing)
+    parts.push(`wait;dur=${answer.timing.waitMs.toFixed(2)}`, `render;dur=${answer.timing.renderMs.toFixed(2)}`);
+  parts.push(`total;dur=${totalMs.toFixed(2)}`);
+  return parts.join(', ');
 }
 
 /** A result's lock on PostgreSQL (advisory locks, as tus uploads use), so processes make each result once. */

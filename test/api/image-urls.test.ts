@@ -400,6 +400,13 @@ describe('image URL cache', () => {
     const second = await get(url);
     const m1 = await results();
     assert.equal(delta(m0, m1, 'miss'), 1, 'computed once');
+    // A miss says where its time went (Server-Timing); a hit has nothing to say.
+    const timing = /^cache;desc=miss, wait;dur=(\d+\.\d\d), render;dur=(\d+\.\d\d), total;dur=(\d+\.\d\d)$/.exec(
+      String(first.headers['server-timing']),
+    );
+    assert.ok(timing, String(first.headers['server-timing']));
+    assert.ok(Number(timing[2]) > 0 && Number(timing[3]) >= Number(timing[1]) + Number(timing[2]), timing[0]);
+    assert.equal(second.headers['server-timing'], undefined);
     assert.equal(delta(m0, m1, 'hit'), 1);
     assert.deepEqual(second.body, first.body);
     assert.equal(second.headers.etag, first.headers.etag);

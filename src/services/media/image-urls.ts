@@ -77,7 +77,13 @@ export interface ResolvedImage {
 export type ImageAnswer =
   | { kind: 'cached'; image: ResolvedImage; row: ImageDerivativesTable }
   | { kind: 'not_modified'; image: ResolvedImage }
-  | { kind: 'computed'; image: ResolvedImage; result: ImageUrlResult; shared: boolean };
+  | { kind: 'computed'; image: ResolvedImage; result: ImageUrlResult; shared: boolean; timing?: MissTiming };
+
+/** Where a miss's time went in this process, in ms: waiting for a computation slot, and the computation. */
+export interface MissTiming {
+  waitMs: number;
+  renderMs: number;
+}
 
 function acceptFormat(accept: string | undefined, sourceFormat: string | null): ImageFormat {
   const a = (accept ?? '').toLowerCase();
@@ -101,7 +107,8 @@ export interface ImageUrlShared {
 }
 
 /** What a computation hands its waiters: the result, or the row another process stored meanwhile. */
-type Made = { kind: 'result'; result: ImageUrlResult } | { kind: 'row'; row: ImageDerivativesTable };
+type Made =
+  { kind: 'result'; result: ImageUrlResult; timing: MissTiming } | { kind: 'row'; row: ImageDerivativesTable };
 
 export class ImageUrlService {
   private readonly flights = new SingleFlight<Made>();
@@ -254,7 +261,7 @@ export class ImageUrlService {
     const made = await flight.promise;
     // Made by another process while this one waited for the lock: served from the cache.
     if (made.kind === 'row') return { kind: 'cached', image, row: made.row };
-    return { kind: 'computed', image, result: made.result, shared: flight.shared };
+    return { kind: 'computed', image, result: made.result, shared: flight.shared, timing: made.timing };
   }
 
   /**
@@ -315,7 +322,13 @@ export class ImageUrlService {
         const row = await findDerivative(this.deps, id);
         if (row) return { kind: 'row', row };
       }
-      const result = await this.slots.use(() => computeImage(this.deps, file, render, time, frames));
+      const queued = performance.now();
+      let started = queued;
+      const result = await this.slots.use(() => {
+        started = performance.now();
+        return computeImage(this.deps, file, render, time, frames);
+      });
+      const timing = { waitMs: started - queued, renderMs: performance.now() - started };
       this.storing.set(id, result);
       handedOff = true;
       // After this turn of the event loop, when the answer has been written: the store's SQLite
@@ -328,7 +341,7 @@ export class ImageUrlService {
             void unlock();
           });
       });
-      return { kind: 'result', result };
+      return { kind: 'result', result, timing };
     } finally {
       if (!handedOff) await unlock();
     }
