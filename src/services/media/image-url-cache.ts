@@ -5,6 +5,7 @@ import type { Deps } from '../../deps.js';
 import { iso } from '../../deps.js';
 import type { ImageDerivativesTable } from '../../db/schema.js';
 import { addUsage } from '../../db/queries/usage.js';
+import { compiledOnce } from '../../db/compiled.js';
 import { imageCacheBlobKey } from '../../storage/keys.js';
 
 // The cache of image-URL results: bytes in the blob store under image-cache/, one row each in
@@ -17,8 +18,14 @@ const EVICT_BATCH = 100;
 
 type CacheDeps = Pick<Deps, 'db' | 'blobs' | 'clock' | 'config' | 'log' | 'tmpDir'>;
 
+const derivativeById = compiledOnce(
+  (db, id: string) => db.selectFrom('image_derivatives').selectAll().where('id', '=', id),
+  1,
+);
+
+/** A result's row: every request reads it (a hit's one read), so its SQL is compiled once; on this connection. */
 export async function findDerivative(deps: Pick<Deps, 'db'>, id: string): Promise<ImageDerivativesTable | undefined> {
-  return deps.db.selectFrom('image_derivatives').selectAll().where('id', '=', id).executeTakeFirst();
+  return (await derivativeById({ db: deps.db, reader: null }, id))[0];
 }
 
 /** Results served since the last flush whose last_used is older than TOUCH_MS, per database. */

@@ -17,6 +17,7 @@ import type { RateLimitStore } from '../../ratelimit/stores.js';
 import { decide, windowIndex } from '../../ratelimit/window.js';
 import { computeImage, type SourceFile } from './image-url-compute.js';
 import { getPresetOptions } from './image-presets.js';
+import { compiledOnce } from '../../db/compiled.js';
 
 // Answers /img/{project}/{signature}/{options}/{file_id}[.ext] (docs/image-urls.md): checks the
 // signature before anything else, then the options, then finds the cached result or makes it.
@@ -107,6 +108,17 @@ export interface ImageUrlShared {
 }
 
 /** What a computation hands its waiters: the result, or the row another process stored meanwhile. */
+/** A source file's row, read by each miss (its SQL compiled once, db/compiled.ts). */
+const sourceRow = compiledOnce(
+  (db, projectId: string, fileId: string) =>
+    db
+      .selectFrom('files')
+      .select(['id', 'kind', 'format', 'width', 'height', 'duration', 'blob_key', 'probe'])
+      .where('project_id', '=', projectId)
+      .where('id', '=', fileId),
+  2,
+);
+
 type Made =
   { kind: 'result'; result: ImageUrlResult; timing: MissTiming } | { kind: 'row'; row: ImageDerivativesTable };
 
@@ -393,12 +405,7 @@ export class ImageUrlService {
     const key = `${projectId}/${fileId}`;
     const known = fresh ? undefined : this.sources.get(key);
     if (known) return { ...known, read: false };
-    const file = await this.deps.db
-      .selectFrom('files')
-      .select(['id', 'kind', 'format', 'width', 'height', 'duration', 'blob_key', 'probe'])
-      .where('project_id', '=', projectId)
-      .where('id', '=', fileId)
-      .executeTakeFirst();
+    const [file] = await sourceRow({ db: this.deps.db, reader: null }, projectId, fileId);
     if (!file) {
       this.sources.delete(key);
       return undefined;
