@@ -13982,6 +13982,16 @@ export interface operations {
                             /** @enum {string} */
                             object: "image_url_settings";
                             allow_unsigned_presets: boolean;
+                            /** @description The project's own cache budget in bytes; null: the server's default */
+                            cache_bytes: number | null;
+                            /** @description The budget in force, the server's default and maximum, and what the project's cached results take now */
+                            cache: {
+                                budget_bytes: number;
+                                default_bytes: number;
+                                max_bytes: number;
+                                used_bytes: number;
+                                results: number;
+                            };
                         };
                         error: null;
                         links: {
@@ -14078,6 +14088,8 @@ export interface operations {
                  */
                 "application/json": {
                     allow_unsigned_presets?: boolean;
+                    /** @description Bytes of cached results the project may keep (above the whole cache's budget: lowered to it); null: the server's default */
+                    cache_bytes?: number | null;
                 };
             };
         };
@@ -14102,6 +14114,16 @@ export interface operations {
                             /** @enum {string} */
                             object: "image_url_settings";
                             allow_unsigned_presets: boolean;
+                            /** @description The project's own cache budget in bytes; null: the server's default */
+                            cache_bytes: number | null;
+                            /** @description The budget in force, the server's default and maximum, and what the project's cached results take now */
+                            cache: {
+                                budget_bytes: number;
+                                default_bytes: number;
+                                max_bytes: number;
+                                used_bytes: number;
+                                results: number;
+                            };
                         };
                         error: null;
                         links: {
