@@ -75,6 +75,10 @@ export async function updateImageUrlSettings(
       .where('project_id', '=', projectId)
       .execute();
   forgetSettings(deps, projectId);
-  if (cacheBytes !== undefined) await evictOverBudget(deps, projectId, budgetOf(deps.config, cacheBytes));
+  if (cacheBytes !== undefined) {
+    // Counted afresh (other processes may have stored since this one last counted), then trimmed.
+    await projectCacheUsage(deps, projectId);
+    await evictOverBudget(deps, projectId, budgetOf(deps.config, cacheBytes));
+  }
   return getImageUrlSettings(deps, projectId);
 }
