@@ -152,6 +152,28 @@ describe('image URL cache: a budget per project', () => {
     const otherShown = (await settings(other)).json.data;
     assert.equal(otherShown.cache_bytes, null, 'no budget of its own: the server default');
     assert.equal(otherShown.cache.results, 3);
+
+    // A burst of concurrent misses: the small project ends within its budget, the other untouched.
+    const burst = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => get(imgUrl(small, `width:${210 + i},format:jpeg,quality:90`))),
+    );
+    assert.ok(burst.every((r) => r.status === 200));
+    // Every burst result stored (or stored and evicted): the rows stop changing, and only burst
+    // results, the most recently used, are left within the budget.
+    const ids = new Set(burst.map((r) => r.etag));
+    let last = '';
+    let same = 0;
+    await until('the small project settled after the burst', async () => {
+      const now = await rows(small.id);
+      const seen = now.map((r) => r.id).join();
+      same = seen === last ? same + 1 : 0;
+      last = seen;
+      return same >= 25 && now.every((r) => ids.has(r.id));
+    });
+    const settled = await rows(small.id);
+    assert.ok(settled.length >= 1, 'the newest results are kept');
+    assert.ok(settled.reduce((s, r) => s + Number(r.size), 0) <= budget);
+    assert.deepEqual((await rows(other.id)).map((r) => r.id).sort(), [...kept].sort());
   });
 
   it('serves but does not keep a result bigger than the project’s budget; a lower budget evicts at once', async () => {

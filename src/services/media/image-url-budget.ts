@@ -132,31 +132,39 @@ export async function projectCacheUsage(
 
 /**
  * One pass of `key` (a project id, or WHOLE) at a time per process: a caller that comes while it
- * runs makes it go round once more (it may have counted before that caller's row was there).
+ * waits or runs makes it go round once more (it may have counted before that caller's row was
+ * there). Passes run one after another (one lane per database), so two of them never choose the
+ * same row and take it off the counts twice.
  */
 const passes = new WeakMap<object, Map<string, { again: boolean; budget: number; done: Promise<void> }>>();
+const lanes = new WeakMap<object, Promise<void>>();
 
 function pass(deps: BudgetDeps, key: string, budget: number): Promise<void> {
   if (!needsPass(deps, key, budget)) return Promise.resolve();
   let map = passes.get(deps.db);
   if (!map) passes.set(deps.db, (map = new Map()));
-  const running = map.get(key);
-  if (running) {
-    running.again = true;
-    running.budget = budget;
-    return running.done;
+  const queued = map.get(key);
+  if (queued) {
+    queued.again = true;
+    queued.budget = budget;
+    return queued.done;
   }
-  const entry = { again: false, budget, done: Promise.resolve() };
-  entry.done = (async () => {
+  const entry = { again: true, budget, done: Promise.resolve() };
+  const run = async () => {
     try {
-      do {
+      while (entry.again) {
         entry.again = false;
         await trim(deps, key, entry.budget);
-      } while (entry.again);
+      }
     } finally {
       map.delete(key);
     }
-  })();
+  };
+  entry.done = (lanes.get(deps.db) ?? Promise.resolve()).then(run);
+  lanes.set(
+    deps.db,
+    entry.done.catch(() => {}),
+  );
   map.set(key, entry);
   return entry.done;
 }
