@@ -122,6 +122,11 @@ export interface Config {
   imageUrls: {
     /** Bytes of cached results kept (least recently used go first past it). */
     cacheBytes: number;
+    /**
+     * A project's own budget within cacheBytes when its settings name none (its least recently
+     * used results go first past it); at most cacheBytes, which is its default.
+     */
+    projectCacheBytes: number;
     maxWidth: number;
     maxHeight: number;
     /** Output pixels (width × height, after dpr). */
@@ -193,6 +198,8 @@ export function loadConfig(env: Env = process.env): Config {
       'MEDIAD_TLS_CERT and MEDIAD_TLS_KEY go together: set both (PEM file paths) or neither (a local certificate is created)',
     );
   }
+
+  const imageCacheBytes = read.int('MEDIAD_IMAGE_URL_CACHE_BYTES', 1024 ** 3, 0, Number.MAX_SAFE_INTEGER);
 
   const config: Config = {
     dataDir,
@@ -285,7 +292,8 @@ export function loadConfig(env: Env = process.env): Config {
     deliveryCorsOrigin: env.MEDIAD_DELIVERY_CORS_ORIGIN?.trim() || null,
     secretKeys: parseSecretKeys(env, problems),
     imageUrls: {
-      cacheBytes: read.int('MEDIAD_IMAGE_URL_CACHE_BYTES', 1024 ** 3, 0, Number.MAX_SAFE_INTEGER),
+      cacheBytes: imageCacheBytes,
+      projectCacheBytes: read.int('MEDIAD_IMAGE_URL_PROJECT_CACHE_BYTES', imageCacheBytes, 0, imageCacheBytes),
       maxWidth: read.int('MEDIAD_IMAGE_URL_MAX_WIDTH', 4096, 1, 16_384),
       maxHeight: read.int('MEDIAD_IMAGE_URL_MAX_HEIGHT', 4096, 1, 16_384),
       maxPixels: read.int('MEDIAD_IMAGE_URL_MAX_PIXELS', 16_777_216, 1, 268_435_456),

@@ -17,13 +17,8 @@ import {
 } from '../services/media/image-urls.js';
 import { createAdvisoryLocker } from '../db/advisory-locker.js';
 import type { RateLimitStore } from '../ratelimit/stores.js';
-import {
-  getImageUrlKey,
-  getImageUrlSettings,
-  revealImageUrlKey,
-  rotateImageUrlKey,
-  updateImageUrlSettings,
-} from '../services/media/image-url-keys.js';
+import { getImageUrlKey, revealImageUrlKey, rotateImageUrlKey } from '../services/media/image-url-keys.js';
+import { getImageUrlSettings, updateImageUrlSettings } from '../services/media/image-url-settings.js';
 import { deletePreset, getPreset, listPresets, putPreset } from '../services/media/image-presets.js';
 import { makeImageUrl } from '../services/media/image-url-sign.js';
 
@@ -171,12 +166,37 @@ const KeySchema = Type.Object({
   previous_key_expires: Type.Union([Type.String(), Type.Null()]),
   key: Type.Optional(Type.String()),
 });
+const Bytes = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
 const SettingsSchema = Type.Object({
   object: Type.Literal('image_url_settings'),
   allow_unsigned_presets: Type.Boolean(),
+  cache_bytes: Type.Union([Bytes, Type.Null()], {
+    description: "The project's own cache budget in bytes; null: the server's default",
+  }),
+  cache: Type.Object(
+    {
+      budget_bytes: Bytes,
+      default_bytes: Bytes,
+      max_bytes: Bytes,
+      used_bytes: Bytes,
+      results: Type.Integer({ minimum: 0 }),
+    },
+    {
+      description:
+        "The budget in force, the server's default and maximum, and what the project's cached results take now",
+    },
+  ),
 });
 const SettingsPatch = Type.Object(
-  { allow_unsigned_presets: Type.Optional(Type.Boolean()) },
+  {
+    allow_unsigned_presets: Type.Optional(Type.Boolean()),
+    cache_bytes: Type.Optional(
+      Type.Union([Bytes, Type.Null()], {
+        description:
+          "Bytes of cached results the project may keep (above the whole cache's budget: lowered to it); null: the server's default",
+      }),
+    ),
+  },
   { additionalProperties: false },
 );
 const OptionValue = Type.Union([Type.String({ maxLength: 64 }), Type.Number()]);

@@ -40,6 +40,8 @@ import * as m014 from './migrations/014-image-urls.js';
 import * as m015 from './migrations/015-uploads.js';
 // Playable early (issue 23).
 import * as m016 from './migrations/016-task-playable.js';
+// Image-URL cache budgets per project (issue 24).
+import * as m017 from './migrations/017-image-cache-budgets.js';
 
 export type Db = Kysely<Database>;
 
@@ -64,6 +66,8 @@ const MIGRATIONS: Record<string, Migration> = {
   '015-uploads': m015,
   // Playable early (issue 23).
   '016-task-playable': m016,
+  // Image-URL cache budgets per project (issue 24).
+  '017-image-cache-budgets': m017,
 };
 
 class CodeMigrationProvider implements MigrationProvider {

@@ -447,6 +447,8 @@ export interface ImageUrlSettingsTable {
   key_created: string;
   allow_unsigned_presets: number;
   updated: string;
+  /** The project's cache budget in bytes (migrations/017); null: MEDIAD_IMAGE_URL_PROJECT_CACHE_BYTES. */
+  cache_bytes: number | null;
 }
 
 export interface ImagePresetsTable {

@@ -9,7 +9,8 @@ import { putFile, until } from './media-support.js';
 
 // Image URLs in the web app (issue 24), in Chromium against a real server: the library's cards
 // and a video's poster load through /img/… (signed by POST /image-urls, at the size shown, with a
-// 2× candidate), the "Copy image URL" builder, and the key and presets on the settings page.
+// 2× candidate), the "Copy image URL" builder, and the key, presets and cache budget on the
+// settings page.
 
 let w: WebTest;
 
@@ -88,6 +89,25 @@ describe('image URLs in the web app', { skip: !chromiumAvailable() && 'no chromi
       presets.map((p: { name: string; path: string }) => [p.name, p.path]),
       [['card', 'width:320,height:180,fit:cover,format:auto']],
     );
+    // The cache: what the project's results take (the cards above made some), and its budget.
+    const settings = async () => (await w.t.call('GET', '/project/image-url-settings', { key: w.owner.key })).json.data;
+    const usage = page.locator('[data-image-cache-usage]');
+    await usage.waitFor();
+    const before = await settings();
+    assert.ok(before.cache.results > 0, JSON.stringify(before.cache));
+    assert.equal(await usage.getAttribute('data-image-cache-usage'), String(before.cache.used_bytes));
+    assert.match((await usage.textContent()) ?? '', /the server’s default/);
+    await page.getByLabel('Cache budget (MiB)').fill('0.001');
+    await page.getByRole('button', { name: 'Save budget' }).click();
+    await until(async () => (await usage.getAttribute('data-image-cache-usage')) === '0', 'the budget applied');
+    const small = await settings();
+    assert.equal(small.cache_bytes, 1049);
+    assert.deepEqual([small.cache.budget_bytes, small.cache.results], [1049, 0]);
+    assert.doesNotMatch((await usage.textContent()) ?? '', /the server’s default/);
+    await page.getByLabel('Cache budget (MiB)').fill('');
+    await page.getByRole('button', { name: 'Save budget' }).click();
+    await until(async () => /the server’s default/.test((await usage.textContent()) ?? ''), 'the default again');
+    assert.equal((await settings()).cache_bytes, null);
     assert.deepEqual(consoleErrors, []);
   });
 

@@ -708,13 +708,15 @@ export const OPERATIONS: Record<string, Operation> = {
     id: 'getImageUrlSettings',
     tag: 'Image URLs',
     summary: 'Get the image URL settings',
-    description: 'Whether unsigned URLs of named presets (`/img/<project>/_/preset:<name>/<file id>`) are served.',
+    description:
+      'Whether unsigned URLs of named presets (`/img/<project>/_/preset:<name>/<file id>`) are served, and the project’s share of the image cache: its own budget `cache_bytes` (`null`: the server’s default), the budget in force, the server’s default and maximum, and the bytes and number of results the project’s cached images take now.',
   },
   'PATCH /project/image-url-settings': {
     id: 'updateImageUrlSettings',
     tag: 'Image URLs',
     summary: 'Change the image URL settings',
-    description: '`allow_unsigned_presets`: serve unsigned URLs that name a preset only (off by default).',
+    description:
+      '`allow_unsigned_presets`: serve unsigned URLs that name a preset only (off by default). `cache_bytes`: the bytes of cached results the project may keep (an integer ≥ 0; `null`: the server’s default; above the whole cache’s budget: lowered to it); past it the project’s own least recently served results are deleted first, at once when the budget is lowered.',
   },
   'GET /image-presets': {
     id: 'listImagePresets',

@@ -79,7 +79,8 @@ export async function recentImageUrlSettings(
   return row;
 }
 
-function forgetSettings(deps: Pick<Deps, 'db'>, projectId: string): void {
+/** Forgets the project's settings row kept in memory (they were just changed). */
+export function forgetSettings(deps: Pick<Deps, 'db'>, projectId: string): void {
   settingsCache.get(deps.db)?.delete(projectId);
 }
 
@@ -168,32 +169,6 @@ export async function rotateImageUrlKey(deps: KeyDeps, projectId: string, audit:
     now,
   );
   return keyObject(deps, await imageUrlSettings(deps, projectId), true);
-}
-
-export interface ImageUrlSettingsObject {
-  object: 'image_url_settings';
-  allow_unsigned_presets: boolean;
-}
-
-export async function getImageUrlSettings(deps: KeyDeps, projectId: string): Promise<ImageUrlSettingsObject> {
-  const row = await imageUrlSettings(deps, projectId);
-  return { object: 'image_url_settings', allow_unsigned_presets: row.allow_unsigned_presets === 1 };
-}
-
-export async function updateImageUrlSettings(
-  deps: KeyDeps,
-  projectId: string,
-  patch: { allow_unsigned_presets?: boolean },
-): Promise<ImageUrlSettingsObject> {
-  await imageUrlSettings(deps, projectId);
-  if (patch.allow_unsigned_presets !== undefined)
-    await deps.db
-      .updateTable('image_url_settings')
-      .set({ allow_unsigned_presets: patch.allow_unsigned_presets ? 1 : 0, updated: iso(deps.clock.now()) })
-      .where('project_id', '=', projectId)
-      .execute();
-  forgetSettings(deps, projectId);
-  return getImageUrlSettings(deps, projectId);
 }
 
 export function unknownProject(): AppError {

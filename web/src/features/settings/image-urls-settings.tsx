@@ -10,9 +10,10 @@ import { Skeleton } from '../../components/skeleton';
 import { Time } from '../../components/time';
 import { useLoad } from '../../lib/use-load';
 import { useBusy } from '../../lib/use-busy';
+import { ImageCacheBudget } from './image-cache-budget';
 
 // Image URLs (docs/image-urls.md): the key that signs them (revealed on request, rotated with a
-// 24-hour overlap), whether unsigned preset URLs are served, and the presets.
+// 24-hour overlap), whether unsigned preset URLs are served, the cache's budget, and the presets.
 
 export function ImageUrlSettings({ projectId, canManage }: { projectId: string | undefined; canManage: boolean }) {
   const key = useLoad(async () => ok(await api.GET('/project/image-url-key')).data, `imk:${projectId}`);
@@ -81,6 +82,14 @@ export function ImageUrlSettings({ projectId, canManage }: { projectId: string |
           />
           Serve unsigned URLs of presets (<code>/img/…/_/preset:name/…</code>)
         </label>
+      ) : null}
+      {settings.data ? (
+        <ImageCacheBudget
+          key={String(settings.data.cache_bytes)}
+          settings={settings.data}
+          canManage={canManage}
+          onSaved={settings.reload}
+        />
       ) : null}
       <h3>Presets</h3>
       {presets.data && presets.data.length === 0 ? <p className="muted small">No presets yet.</p> : null}

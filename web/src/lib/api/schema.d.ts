@@ -1426,7 +1426,7 @@ export interface paths {
         };
         /**
          * Get the image URL settings
-         * @description Whether unsigned URLs of named presets (`/img/<project>/_/preset:<name>/<file id>`) are served.
+         * @description Whether unsigned URLs of named presets (`/img/<project>/_/preset:<name>/<file id>`) are served, and the project’s share of the image cache: its own budget `cache_bytes` (`null`: the server’s default), the budget in force, the server’s default and maximum, and the bytes and number of results the project’s cached images take now.
          */
         get: operations["getImageUrlSettings"];
         put?: never;
@@ -1436,7 +1436,7 @@ export interface paths {
         head?: never;
         /**
          * Change the image URL settings
-         * @description `allow_unsigned_presets`: serve unsigned URLs that name a preset only (off by default).
+         * @description `allow_unsigned_presets`: serve unsigned URLs that name a preset only (off by default). `cache_bytes`: the bytes of cached results the project may keep (an integer ≥ 0; `null`: the server’s default; above the whole cache’s budget: lowered to it); past it the project’s own least recently served results are deleted first, at once when the budget is lowered.
          */
         patch: operations["updateImageUrlSettings"];
         trace?: never;
@@ -13982,6 +13982,16 @@ export interface operations {
                             /** @enum {string} */
                             object: "image_url_settings";
                             allow_unsigned_presets: boolean;
+                            /** @description The project's own cache budget in bytes; null: the server's default */
+                            cache_bytes: number | null;
+                            /** @description The budget in force, the server's default and maximum, and what the project's cached results take now */
+                            cache: {
+                                budget_bytes: number;
+                                default_bytes: number;
+                                max_bytes: number;
+                                used_bytes: number;
+                                results: number;
+                            };
                         };
                         error: null;
                         links: {
@@ -14078,6 +14088,8 @@ export interface operations {
                  */
                 "application/json": {
                     allow_unsigned_presets?: boolean;
+                    /** @description Bytes of cached results the project may keep (above the whole cache's budget: lowered to it); null: the server's default */
+                    cache_bytes?: number | null;
                 };
             };
         };
@@ -14102,6 +14114,16 @@ export interface operations {
                             /** @enum {string} */
                             object: "image_url_settings";
                             allow_unsigned_presets: boolean;
+                            /** @description The project's own cache budget in bytes; null: the server's default */
+                            cache_bytes: number | null;
+                            /** @description The budget in force, the server's default and maximum, and what the project's cached results take now */
+                            cache: {
+                                budget_bytes: number;
+                                default_bytes: number;
+                                max_bytes: number;
+                                used_bytes: number;
+                                results: number;
+                            };
                         };
                         error: null;
                         links: {
