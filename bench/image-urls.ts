@@ -2,6 +2,9 @@
 //   miss  1200x800 JPEG -> 400 px WebP through an uncached /img URL (HTTPS keep-alive, client-side time)
 //         vs raw sharp doing the same resize from the same stored file, in this process   target <= 1.10x
 //         (also the CPU time of each side: mediad's process vs this process during the sharp call)
+//         and beside both, a bare Fastify HTTPS server doing that sharp call per request (the
+//         floor of any HTTP image service on this machine: what is left of mediad's ratio above it
+//         is mediad's own)
 //   hit   a cached /img URL vs the same bytes through the plain file delivery route /d/…
 //         (wrk -c64, req/s and p99, and the server's CPU per request)                      target >= 0.90x
 //   api   GET /files/{id} p99 while 64 connections request uncached image URLs vs idle      target <= 2x
@@ -12,6 +15,7 @@ import { createHmac } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import sharp from 'sharp';
 import { Agent, request } from 'undici';
@@ -24,6 +28,7 @@ import {
   mediadEnv,
   parseWrk,
   startMediad,
+  startRole,
   summarizeProfile,
   table,
   tempDataDir,
@@ -39,6 +44,29 @@ const profile = process.argv.includes('--profile');
 // Hits: short alternating windows (the machine's drift is slower than a window pair).
 const HIT_ROUNDS = Number(process.env.BENCH_HIT_ROUNDS ?? 8);
 const HIT_SECONDS = Number(process.env.BENCH_HIT_SECONDS ?? 2);
+
+const SCRIPT = fileURLToPath(import.meta.url);
+
+/** The floor: Fastify over HTTPS (mediad's certificate) answering each request with that sharp call on a stored file. */
+async function bareImageServer(tlsDir: string, blobDir: string): Promise<void> {
+  const { default: Fastify } = await import('fastify');
+  const [cert, key] = await Promise.all([
+    fs.readFile(path.join(tlsDir, 'server.crt'), 'utf8'),
+    fs.readFile(path.join(tlsDir, 'server.key'), 'utf8'),
+  ]);
+  const app = Fastify({ https: { cert, key }, logger: false });
+  app.get<{ Params: { id: string } }>('/resize/:id', async (req, reply) => {
+    const data = await sharp(path.join(blobDir, path.basename(req.params.id)))
+      .autoOrient()
+      .resize({ width: 400 })
+      .webp({ quality: 80 })
+      .toBuffer();
+    return reply.type('image/webp').send(data);
+  });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  process.stdout.write(`READY ${(app.server.address() as { port: number }).port}\n`);
+  process.once('SIGTERM', () => void app.close().then(() => process.exit(0)));
+}
 
 const sign = (key: string, p: string) => createHmac('sha256', key).update(p).digest('base64url');
 
@@ -116,7 +144,11 @@ async function main() {
     // raw sharp reading the stored blob of that file.
     const ids: string[] = [];
     for (let i = 0; i < RUNS + 2; i++) ids.push((await upload(m, src, `m${i}.jpg`)).id as string);
-    const blob = (id: string) => path.join(dataDir, 'blobs', 'projects', project, 'files', id);
+    const blobDir = path.join(dataDir, 'blobs', 'projects', project, 'files');
+    const blob = (id: string) => path.join(blobDir, id);
+    const bareServer = await startRole(SCRIPT, 'bare', [path.join(dataDir, 'tls'), blobDir]);
+    const bareBase = `https://127.0.0.1:${bareServer.port}`;
+    const bare: number[] = [];
     const mediad: number[] = [];
     const raw: number[] = [];
     const again: number[] = [];
@@ -171,12 +203,17 @@ async function main() {
       const b = performance.now() - s;
       const c1 = process.cpuUsage(c0);
       const s1 = await threadCpuMs(process.pid);
+      // The floor: a bare Fastify HTTPS route making the same image with the same call.
+      s = performance.now();
+      await get(m, `${bareBase}/resize/${ids[i]!}`);
+      const e = performance.now() - s;
       // The same URL again: the request's cost without the computation (HTTPS, checks, lookups).
       s = performance.now();
       await get(m, url(ids[i]!));
       const c = performance.now() - s;
       if (i < 2) continue; // warm-up
       mediad.push(a);
+      bare.push(e);
       render.push(st.render!);
       inServer.push(st.total! - st.render! - st.wait!);
       outside.push(a - st.total!);
@@ -190,9 +227,15 @@ async function main() {
       sharpCpu += (c1.user + c1.system) / 1000;
     }
     loads.push(load());
+    await bareServer.stop();
     const miss = {
       mediadMs: median(mediad),
       sharpMs: median(raw),
+      bareFastifySharpMs: median(bare),
+      /** The floor's own ratio to raw sharp: HTTPS and a route around the same call. */
+      bareRatio: median(bare.map((x, i) => x / raw[i]!)),
+      /** mediad against the floor: what mediad adds beyond any HTTP image service. */
+      ratioToBare: median(mediad.map((x, i) => x / bare[i]!)),
       sameUrlCachedMs: median(again),
       healthRoundTripMs: median(trip),
       /** mediad's side, split by its Server-Timing: the computation, the rest of the server's time, and outside the server (TLS, the network stack, the client). */
@@ -222,6 +265,9 @@ async function main() {
         `the same URL again (cached): ${fmt(miss.sameUrlCachedMs)} ms; 404 round trip ${fmt(miss.healthRoundTripMs)} ms, ` +
         `ratio without it ${fmt(miss.ratioWithoutTransport, 3)}x; CPU per miss ${fmt(miss.mediadCpuMs)} ms (${fmt(miss.mediadCpuLessIdleMs)} ms less the idle server's) vs ${fmt(miss.sharpCpuMs)} ms ` +
         `(${fmt(miss.cpuRatio, 3)}x); load ${fmt(loads.at(-1)!, 2)}`,
+    );
+    console.log(
+      `  bare Fastify HTTPS + the same sharp call: ${fmt(miss.bareFastifySharpMs)} ms, ${fmt(miss.bareRatio, 3)}x raw sharp; mediad ${fmt(miss.ratioToBare, 3)}x of it`,
     );
     console.log(
       `  mediad's miss by its Server-Timing: render ${fmt(miss.renderMs, 2)} ms, the rest of the server ${fmt(miss.inServerMs, 2)} ms, outside the server ${fmt(miss.outsideServerMs, 2)} ms`,
@@ -364,4 +410,5 @@ async function main() {
   }
 }
 
-await main();
+if (process.argv[2] === '--child') await bareImageServer(process.argv[4]!, process.argv[5]!);
+else await main();
