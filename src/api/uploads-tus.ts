@@ -8,6 +8,7 @@ import { errorResponses } from '../http/schemas.js';
 import { scratchPath } from '../services/media/file-store.js';
 import { deleteUploadRecord, findUpload, isExpired, openUploadStore, sweepUploads } from '../services/media/uploads.js';
 import type { UploadStore } from '../storage/tus-store.js';
+import { bodyReceived } from './upload-memory.js';
 import { CHECKSUM_ALGORITHMS, parseChecksum, spoolVerified } from './tus-checksum.js';
 import { parseUploadMetadata, uploadInput } from './tus-metadata.js';
 import { FILE_ID_HEADER, TUS_EXTENSIONS, TUS_PATH, TUS_VERSION, tusError } from './tus-protocol.js';
@@ -59,6 +60,7 @@ async function* coalesce(source: AsyncIterable<Buffer>): AsyncGenerator<Buffer> 
   for await (const chunk of source) {
     parts.push(chunk);
     size += chunk.length;
+    bodyReceived(chunk.length);
     if (size >= COALESCE_BYTES) {
       yield parts.length === 1 ? parts[0]! : Buffer.concat(parts, size);
       parts = [];
@@ -68,7 +70,11 @@ async function* coalesce(source: AsyncIterable<Buffer>): AsyncGenerator<Buffer> 
   if (size > 0) yield parts.length === 1 ? parts[0]! : Buffer.concat(parts, size);
 }
 
-/** The Web Request the library reads, with the body streamed from `body` (the request itself unless given). */
+/**
+ * The Web Request the library reads, with the body streamed from `body` (the request itself unless
+ * given). ReadableStream.from, not Readable.toWeb: toWeb copies every Buffer it passes (to detach
+ * it from Node's pool), a second 1 MiB allocation per MiB of body (docs/benchmarks.md).
+ */
 function webRequest(deps: Deps, req: FastifyRequest, body?: Readable): Request {
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
@@ -79,9 +85,7 @@ function webRequest(deps: Deps, req: FastifyRequest, body?: Readable): Request {
   return new Request(`${deps.config.publicUrl}${req.url}`, {
     method: req.method,
     headers,
-    ...(withBody
-      ? { body: Readable.toWeb(Readable.from(coalesce(body ?? req.raw), { objectMode: false })), duplex: 'half' }
-      : {}),
+    ...(withBody ? { body: ReadableStream.from(coalesce(body ?? req.raw)), duplex: 'half' } : {}),
   });
 }
 
