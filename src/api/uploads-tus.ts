@@ -70,11 +70,7 @@ async function* coalesce(source: AsyncIterable<Buffer>): AsyncGenerator<Buffer> 
   if (size > 0) yield parts.length === 1 ? parts[0]! : Buffer.concat(parts, size);
 }
 
-/**
- * The Web Request the library reads, with the body streamed from `body` (the request itself unless
- * given). ReadableStream.from, not Readable.toWeb: toWeb copies every Buffer it passes (to detach
- * it from Node's pool), a second 1 MiB allocation per MiB of body (docs/benchmarks.md).
- */
+/** The Web Request the library reads, with the body streamed from `body` (the request itself unless given). */
 function webRequest(deps: Deps, req: FastifyRequest, body?: Readable): Request {
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
@@ -85,7 +81,9 @@ function webRequest(deps: Deps, req: FastifyRequest, body?: Readable): Request {
   return new Request(`${deps.config.publicUrl}${req.url}`, {
     method: req.method,
     headers,
-    ...(withBody ? { body: ReadableStream.from(coalesce(body ?? req.raw)), duplex: 'half' } : {}),
+    ...(withBody
+      ? { body: Readable.toWeb(Readable.from(coalesce(body ?? req.raw), { objectMode: false })), duplex: 'half' }
+      : {}),
   });
 }
 
