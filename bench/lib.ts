@@ -96,6 +96,23 @@ async function shebangNodeFlags(script: string): Promise<string[]> {
   return words.slice(words.findIndex((w) => w === 'node' || w.endsWith('/node')) + 1);
 }
 
+/** The environment the command's #! line sets before node (`env -S NAME=value node …`). */
+async function shebangEnv(script: string): Promise<Record<string, string>> {
+  const first = (await readFile(script, 'utf8')).split('\n', 1)[0] ?? '';
+  const words = first.replace(/^#!\S*\s*(-S\s+)?/, '').split(/\s+/);
+  return Object.fromEntries(
+    words
+      .slice(
+        0,
+        words.findIndex((w) => w === 'node' || w.endsWith('/node')),
+      )
+      .flatMap((w) => {
+        const eq = w.indexOf('=');
+        return eq > 0 ? [[w.slice(0, eq), w.slice(eq + 1)]] : [];
+      }),
+  );
+}
+
 let built: Promise<unknown> | null = null;
 
 /**
@@ -113,7 +130,8 @@ export async function startMediad(
   const [command, args] = nodeArgs.length
     ? [process.execPath, [...(await shebangNodeFlags(cli)), ...nodeArgs, cli, 'serve']]
     : [cli, ['serve']];
-  const proc = spawn(command, args, { env, cwd: MEDIAD_ROOT, stdio: ['ignore', 'inherit', 'pipe'] });
+  const withShebang = nodeArgs.length ? { ...(await shebangEnv(cli)), ...env } : env;
+  const proc = spawn(command, args, { env: withShebang, cwd: MEDIAD_ROOT, stdio: ['ignore', 'inherit', 'pipe'] });
   const child = wrap(proc);
   const url = `https://127.0.0.1:${env.MEDIAD_PORT}`;
   const caFile = path.join(env.MEDIAD_DATA_DIR!, 'tls', 'ca.crt');

@@ -100,6 +100,24 @@ function sampleRss(pid: number) {
   };
 }
 
+/** Where a process's resident memory is (MB): anonymous (of it glibc's main heap), file-backed, and its threads. */
+async function memoryParts(pid: number) {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0) * 1024;
+  // [heap] is the main malloc arena (brk): buffers freed but kept by glibc show here.
+  const smaps = await readFile(`/proc/${pid}/smaps`, 'utf8');
+  const heap = /\[heap\]\n(?:.*\n)*?Rss:\s+(\d+) kB/.exec(smaps)?.[1];
+  return {
+    rss: mb(kb('VmRSS')),
+    anon: mb(kb('RssAnon')),
+    heap: mb(Number(heap ?? 0) * 1024),
+    file: mb(kb('RssFile')),
+    threads: Number(/^Threads:\s+(\d+)/m.exec(status)?.[1] ?? 0),
+  };
+}
+const partsText = (p: Awaited<ReturnType<typeof memoryParts>>) =>
+  `${fmt(p.rss, 0)} MB (anonymous ${fmt(p.anon, 0)}, of it malloc's [heap] ${fmt(p.heap, 0)}; files ${fmt(p.file, 0)}; ${p.threads} threads)`;
+
 async function main() {
   const dataDir = await tempDataDir('tus');
   const children: { stop(): Promise<void> }[] = [];
@@ -221,6 +239,7 @@ async function main() {
     // RSS idle (no upload yet), then once the tus library is loaded (one creation, then terminated).
     await sleep(500);
     const idle = mb((await rssBytes(mediad.pid)) ?? 0);
+    const idleParts = await memoryParts(mediad.pid);
     const first = await send(`${mediad.url}/uploads/tus`, agent, 'POST', { ...tus, 'upload-length': '10' });
     await send(String(first.headers.location), agent, 'DELETE', tus);
     await sleep(500);
@@ -229,6 +248,7 @@ async function main() {
     for (const m of modes) await removeFile((await m.run()).id);
     await sleep(500);
     const baseline = mb((await rssBytes(mediad.pid)) ?? 0);
+    const warmParts = await memoryParts(mediad.pid);
     const results = new Map<string, { seconds: number[]; rss: number[]; cpu: number[] }>(
       modes.map((m) => [m.name, { seconds: [], rss: [], cpu: [] }]),
     );
@@ -246,6 +266,8 @@ async function main() {
         await removeFile(r.id);
       }
     }
+    await sleep(500);
+    const endParts = await memoryParts(mediad.pid);
     let prof = null;
     if (profile) {
       await mediad.stop();
@@ -295,8 +317,13 @@ async function main() {
     console.log(
       `server RSS: ${fmt(idle, 0)} MB idle, ${fmt(tusLoaded, 0)} MB once tus is loaded (+${fmt(tusLoaded - idle, 0)}), ${fmt(baseline, 0)} MB after warm-up; peak during tus ${fmt(tusRss, 0)} MB (growth ${fmt(tusRss - baseline, 0)} MB), during PUT ${fmt(rows[0]!.rss, 0)} MB (target < ${TARGET_RSS_MB}) ${verdict(tusRss < TARGET_RSS_MB)}`,
     );
+    console.log(
+      `idle: ${partsText(idleParts)}\nafter warm-up: ${partsText(warmParts)}\nat the end: ${partsText(endParts)}`,
+    );
     if (prof) console.log(JSON.stringify(prof, null, 2));
     const out = await writeResults('uploads', {
+      load,
+      memory: { idle: idleParts, warm: warmParts, end: endParts },
       size,
       runs: RUNS,
       rows,

@@ -8,6 +8,7 @@ import { asApiVersion } from '../versions.js';
 import { objectBody } from '../http/envelope.js';
 import { errorResponses, objectEnvelope } from '../http/schemas.js';
 import { FileSchema } from './file-schemas.js';
+import { bodyReceived } from './upload-memory.js';
 import { etagMatches, prepareBytes } from '../http/range.js';
 import { checkAccess } from '../services/access.js';
 import { authenticate } from '../services/people/keys.js';
@@ -178,6 +179,7 @@ async function receive(req: FastifyRequest, dest: string, maxBytes: number): Pro
   const limiter = async function* (source: AsyncIterable<Buffer>) {
     for await (const chunk of source) {
       received += chunk.length;
+      bodyReceived(chunk.length);
       if (received > maxBytes)
         throw new AppError(
           'payload_too_large',

@@ -8,6 +8,7 @@ import { errorResponses } from '../http/schemas.js';
 import { scratchPath } from '../services/media/file-store.js';
 import { deleteUploadRecord, findUpload, isExpired, openUploadStore, sweepUploads } from '../services/media/uploads.js';
 import type { UploadStore } from '../storage/tus-store.js';
+import { bodyReceived } from './upload-memory.js';
 import { CHECKSUM_ALGORITHMS, parseChecksum, spoolVerified } from './tus-checksum.js';
 import { parseUploadMetadata, uploadInput } from './tus-metadata.js';
 import { FILE_ID_HEADER, TUS_EXTENSIONS, TUS_PATH, TUS_VERSION, tusError } from './tus-protocol.js';
@@ -59,6 +60,7 @@ async function* coalesce(source: AsyncIterable<Buffer>): AsyncGenerator<Buffer> 
   for await (const chunk of source) {
     parts.push(chunk);
     size += chunk.length;
+    bodyReceived(chunk.length);
     if (size >= COALESCE_BYTES) {
       yield parts.length === 1 ? parts[0]! : Buffer.concat(parts, size);
       parts = [];
