@@ -46,7 +46,11 @@ export function lowerLibvipsPriority(): void {
   } catch {
     return;
   }
-  if (settled.size > 4 * tids.length) settled.clear(); // ended threads' ids
+  // Ended threads' ids: forgotten once they outnumber the living (a thread then looked at again costs a read).
+  if (settled.size + once.size > 4 * tids.length) {
+    settled.clear();
+    once.clear();
+  }
   for (const tid of tids) {
     if (settled.has(tid)) continue;
     try {
