@@ -27,8 +27,11 @@ export interface PresignGetOptions {
 export interface BlobStore {
   /**
    * Moves (disk: rename when same filesystem, else copy+fsync) or uploads a complete local file
-   * to `key`. Atomic: readers never see a partial blob. Takes ownership of `localPath`: after
-   * success it no longer exists; after a failure it is left for the caller to remove.
+   * to `key`. Atomic: readers never see a partial blob. Durable once it returns (a new key's data
+   * and directory entry may be flushed together, so a crash before that can leave the new key
+   * incomplete: callers announce puts in the blob journal and commit what names a blob after it).
+   * Takes ownership of `localPath`: after success it no longer exists; after a failure it is left
+   * for the caller to remove.
    * `contentType` is a hint for remote stores; the disk store keeps no metadata.
    */
   putFile(key: string, localPath: string, opts?: { contentType?: string }): Promise<BlobStat>;

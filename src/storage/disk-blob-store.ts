@@ -1,6 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { copyFile, lstat, mkdir, open, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
+import {
+  copyFile,
+  link,
+  lstat,
+  mkdir,
+  open,
+  readdir,
+  rename,
+  rm,
+  stat,
+  unlink,
+  type FileHandle,
+} from 'node:fs/promises';
 import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -34,26 +46,71 @@ export function createDiskBlobStore(rootDir: string): DiskBlobStore {
   /** Directories this store made or found: a put into one skips the mkdir (a project's files share one). */
   const knownDirs = new Set<string>();
 
-  /** rename() into place, then fsync the directories whose entries changed (durability). */
-  async function publish(from: string, dest: string): Promise<void> {
-    const dir = path.dirname(dest);
-    if (knownDirs.has(dir)) {
-      try {
-        await rename(from, dest);
-        await fsyncDir(dir);
-        return;
-      } catch (err) {
-        if (errCode(err) !== 'ENOENT') throw err;
-        knownDirs.delete(dir); // removed meanwhile: made again below
-      }
-    }
+  /**
+   * Makes `dir` unless this store made or found it before. Returns the directories whose entries a
+   * put into `dir` changes, to fsync after it (`dir`, and the parents made with it), and whether
+   * `dir` was just made (a known one may have been removed meanwhile: ENOENT, make it again).
+   */
+  async function ensureDir(dir: string): Promise<{ dirs: string[]; made: boolean }> {
+    if (knownDirs.has(dir)) return { dirs: [dir], made: false };
     const firstCreated = await mkdir(dir, { recursive: true });
-    await rename(from, dest);
+    knownDirs.add(dir);
     const dirs = [dir];
     if (firstCreated)
       for (let d = dir; d !== path.dirname(firstCreated) && d !== root;) dirs.push((d = path.dirname(d)));
+    return { dirs, made: true };
+  }
+
+  /** Runs `put` into `dest`'s directory, made again once if it was removed since this store saw it. */
+  async function intoDir<T>(dest: string, put: () => Promise<T>): Promise<{ result: T; dirs: string[] }> {
+    const dir = path.dirname(dest);
+    const first = await ensureDir(dir);
+    try {
+      return { result: await put(), dirs: first.dirs };
+    } catch (err) {
+      if (errCode(err) !== 'ENOENT' || first.made) throw err;
+      knownDirs.delete(dir);
+      const again = await ensureDir(dir);
+      return { result: await put(), dirs: again.dirs };
+    }
+  }
+
+  /**
+   * Puts `from` at `dest` in order: the file's data fsynced (through `data`; null when the caller
+   * has), renamed, then the directory entries fsynced, so an existing blob at `dest` is only ever
+   * replaced by a complete one, even across a crash.
+   */
+  async function publish(from: string, dest: string, data: FileHandle | null): Promise<void> {
+    await data?.sync();
+    const { dirs } = await intoDir(dest, () => rename(from, dest));
     for (const d of dirs) await fsyncDir(d);
-    knownDirs.add(dir);
+  }
+
+  /**
+   * A new blob (nothing at `dest`): linked into place first, then the file's data and the
+   * directory entries fsynced at once, which costs one disk flush instead of two in a row (the
+   * store phase of every task). Until both are done a crash may leave `dest` incomplete, but
+   * nothing names it yet: callers announce their puts (the blob journal) and commit the row that
+   * points at a blob only after the put returns, so the start-up sweep removes it. false: `dest`
+   * exists (or this filesystem has no hard links), for publish() to replace it in order.
+   */
+  async function publishNew(from: string, dest: string, data: FileHandle): Promise<boolean> {
+    const linked = await intoDir(dest, () =>
+      link(from, dest).then(
+        () => true,
+        (err: unknown) => {
+          const code = errCode(err);
+          if (code === 'EEXIST' || code === 'EPERM' || code === 'ENOTSUP' || code === 'EMLINK') return false;
+          throw err;
+        },
+      ),
+    );
+    if (!linked.result) return false;
+    await unlink(from);
+    const synced = await Promise.allSettled([data.sync(), ...linked.dirs.map(fsyncDir)]);
+    const failed = synced.find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    return true;
   }
 
   return {
@@ -62,20 +119,25 @@ export function createDiskBlobStore(rootDir: string): DiskBlobStore {
     async putFile(key, localPath) {
       const dest = pathOf(key);
       const src = path.resolve(localPath);
-      const st = await syncFile(src, 'r');
-      if (!st.isFile()) throw new Error(`putFile: ${src} is not a regular file`);
+      const fh = await open(src, 'r');
       try {
-        await publish(src, dest);
-        return { size: st.size, modified: st.mtime };
-      } catch (err) {
-        if (errCode(err) !== 'EXDEV') throw keyConflict(err);
+        const st = await fh.stat();
+        if (!st.isFile()) throw new Error(`putFile: ${src} is not a regular file`);
+        try {
+          if (!(await publishNew(src, dest, fh))) await publish(src, dest, fh);
+          return { size: st.size, modified: st.mtime };
+        } catch (err) {
+          if (errCode(err) !== 'EXDEV') throw keyConflict(err);
+        }
+      } finally {
+        await fh.close();
       }
       // Another filesystem: copy next to the store, fsync, then rename so the swap stays atomic.
       const tmp = await newTempPath();
       try {
         await copyFile(src, tmp);
         const copied = await syncFile(tmp, 'r+');
-        await publish(tmp, dest);
+        await publish(tmp, dest, null);
         await rm(src, { force: true });
         return { size: copied.size, modified: copied.mtime };
       } catch (err) {
@@ -94,7 +156,7 @@ export function createDiskBlobStore(rootDir: string): DiskBlobStore {
       try {
         await pipeline(body, byteLimit(maxBytes), out);
         const st = await stat(tmp);
-        await publish(tmp, dest);
+        await publish(tmp, dest, null);
         return { size: st.size, modified: st.mtime };
       } catch (err) {
         // A source that fails early rejects the pipeline while the file's open() is still pending; wait

@@ -50,6 +50,33 @@ describe('disk blob store specifics', () => {
       await assert.rejects(stat(src), { code: 'ENOENT' });
     }));
 
+  it('putFile of a new key links it in and leaves one link; of an existing key replaces it whole', () =>
+    withStore(async (root) => {
+      const store = createDiskBlobStore(root);
+      const first = path.join(root, 'first.bin');
+      await writeFile(first, 'first');
+      await store.putFile('a/b/new', first);
+      const st = await stat(store.localPath('a/b/new')!);
+      assert.equal(st.nlink, 1, 'the source link is gone');
+      await assert.rejects(stat(first), { code: 'ENOENT' });
+      // Two puts of one new key at once: one links, the other finds it there and replaces it in order.
+      const x = path.join(root, 'x.bin');
+      const y = path.join(root, 'y.bin');
+      await writeFile(x, Buffer.alloc(100_000, 'x'));
+      await writeFile(y, Buffer.alloc(50_000, 'y'));
+      await Promise.all([store.putFile('a/b/race', x), store.putFile('a/b/race', y)]);
+      const got = await readFile(store.localPath('a/b/race')!);
+      assert.ok(got.equals(Buffer.alloc(100_000, 'x')) || got.equals(Buffer.alloc(50_000, 'y')));
+      assert.equal((await stat(store.localPath('a/b/race')!)).nlink, 1);
+      await assert.rejects(stat(x), { code: 'ENOENT' });
+      await assert.rejects(stat(y), { code: 'ENOENT' });
+      // The directory removed behind the store's back is made again.
+      await rm(path.join(root, 'a'), { recursive: true });
+      await writeFile(first, 'again');
+      await store.putFile('a/b/new', first);
+      assert.equal(await readFile(store.localPath('a/b/new')!, 'utf8'), 'again');
+    }));
+
   it('putFile from another filesystem copies, then removes the source', async (t) => {
     const other = '/dev/shm';
     const otherDev = await stat(other).then(
