@@ -1,4 +1,6 @@
+import { closeSync, fsync, openSync } from 'node:fs';
 import { open } from 'node:fs/promises';
+import { promisify } from 'node:util';
 
 // Small fs wrappers shared by the disk blob store.
 
@@ -14,12 +16,16 @@ export async function syncFile(file: string, flags: 'r' | 'r+') {
   }
 }
 
+/** fsync an open descriptor, in libuv's thread pool (it waits for the disk). */
+export const fsyncFd: (fd: number) => Promise<void> = promisify(fsync);
+
+/** fsync a directory: opened and closed synchronously (microseconds), its fsync in the pool. */
 export async function fsyncDir(dir: string): Promise<void> {
-  const fh = await open(dir, 'r');
+  const fd = openSync(dir, 'r');
   try {
-    await fh.sync();
+    await fsyncFd(fd);
   } finally {
-    await fh.close();
+    closeSync(fd);
   }
 }
 
