@@ -612,29 +612,17 @@ describe('image URLs on two mediad processes sharing one PostgreSQL database', {
     'makes concurrent identical misses once across both, and counts misses against one shared limit',
     { skip: pgUrl ? false : 'PostgreSQL only (MEDIAD_TEST_DATABASE_URL)' },
     async () => {
-      const { testDatabase } = await import('../helpers/server.js');
-      const { spawnServe } = await import('../helpers/serve-process.js');
-      const { migrate, openDatabase } = await import('../../src/db/connect.js');
-      const { createKey } = await import('../../src/services/people/keys.js');
-      const { systemClock } = await import('../../src/deps.js');
-      const { Agent } = await import('undici');
-      const database = (await testDatabase())!;
+      const { servesOnPostgres } = await import('../helpers/serve-process.js');
       const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'mediad-imgurl-pg-'));
-      const opened = openDatabase(database);
-      const servers: Awaited<ReturnType<typeof spawnServe>>[] = [];
       const limit = 4;
+      const pair = await servesOnPostgres(
+        [dataDir, dataDir],
+        { MEDIAD_IMAGE_URL_MISSES_PER_MINUTE: String(limit) },
+        { org: 'imgurl', project: 'two' },
+      );
+      const { servers, key: k, db } = pair;
+      const agent = pair.agents[0]!;
       try {
-        await migrate(opened.db);
-        const k = await createKey({ db: opened.db, clock: systemClock }, 'imgurl', 'two');
-        const env = {
-          MEDIAD_DATABASE_URL: database.url,
-          MEDIAD_SERVE_WORKERS: 'false',
-          MEDIAD_IMAGE_URL_MISSES_PER_MINUTE: String(limit),
-        };
-        servers.push(await spawnServe(dataDir, env), await spawnServe(dataDir, env));
-        const agent = new Agent({
-          connect: { ca: await fs.readFile(path.join(dataDir, 'tls', 'ca.crt'), 'utf8'), servername: 'localhost' },
-        });
         const fetch = async (base: string, p: string, init: { method?: string; body?: Buffer } = {}) => {
           const res = await request(`${base}${p}`, {
             method: (init.method ?? 'GET') as 'GET',
@@ -668,7 +656,7 @@ describe('image URLs on two mediad processes sharing one PostgreSQL database', {
         for (const a of answers) assert.equal(a.status, 200, a.body.toString().slice(0, 200));
         for (const a of answers) assert.deepEqual(a.body, answers[0]!.body);
         assert.equal(await misses(), 1, 'computed once across both processes');
-        const usage = await opened.db
+        const usage = await db
           .selectFrom('usage_counters')
           .select((eb) => eb.fn.sum<string | number>('value').as('n'))
           .where('project_id', '=', k.project_id)
@@ -693,11 +681,8 @@ describe('image URLs on two mediad processes sharing one PostgreSQL database', {
         assert.ok(refused && Number(refused['retry-after']) >= 1);
         // Hits are never limited, on either process.
         assert.equal((await fetch(servers[1]!.base, same)).status, 200);
-        await agent.close();
       } finally {
-        for (const s of servers) await s.stop();
-        await opened.close();
-        await database.drop();
+        await pair.stop();
         await fs.rm(dataDir, { recursive: true, force: true });
       }
     },

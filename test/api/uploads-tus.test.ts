@@ -389,32 +389,14 @@ async function twoProcessesServeOneUpload(storage: {
   chunk: number;
   seconds: number;
 }) {
-  const { testDatabase } = await import('../helpers/server.js');
-  const { spawnServe } = await import('../helpers/serve-process.js');
-  const { migrate, openDatabase } = await import('../../src/db/connect.js');
-  const { createKey } = await import('../../src/services/people/keys.js');
-  const { systemClock } = await import('../../src/deps.js');
-  const { Agent } = await import('undici');
+  const { servesOnPostgres } = await import('../helpers/serve-process.js');
   const os = await import('node:os');
-  const database = (await testDatabase())!;
   const dirs = [await fs.mkdtemp(path.join(os.tmpdir(), 'mediad-tus-pg-'))];
   if (!storage.shareDataDir) dirs.push(await fs.mkdtemp(path.join(os.tmpdir(), 'mediad-tus-pg-')));
-  const opened = openDatabase(database);
-  const servers: Awaited<ReturnType<typeof spawnServe>>[] = [];
-  const agents: InstanceType<typeof Agent>[] = [];
+  const pair = await servesOnPostgres([dirs[0]!, dirs[1] ?? dirs[0]!], storage.env, { org: 'acme', project: 'main' });
+  const { servers, agents } = pair;
+  const k = pair.key.key;
   try {
-    await migrate(opened.db);
-    const k = (await createKey({ db: opened.db, clock: systemClock }, 'acme', 'main')).key;
-    const env = { MEDIAD_DATABASE_URL: database.url, MEDIAD_SERVE_WORKERS: 'false', ...storage.env };
-    for (const i of [0, 1]) {
-      const dir = dirs[i] ?? dirs[0]!;
-      servers.push(await spawnServe(dir, env));
-      agents.push(
-        new Agent({
-          connect: { ca: await fs.readFile(path.join(dir, 'tls', 'ca.crt'), 'utf8'), servername: 'localhost' },
-        }),
-      );
-    }
     const file = wav(storage.seconds);
     const send = (i: number, method: string, p: string, headers: Record<string, string>, body?: Buffer) =>
       request(`${servers[i]!.base}${p}`, {
@@ -486,10 +468,7 @@ async function twoProcessesServeOneUpload(storage: {
     assert.equal(sha256(Buffer.from(await blob.body.arrayBuffer())), sha256(file));
     return { finished: loc.split('/').pop()!, unfinished: rloc.split('/').pop()! };
   } finally {
-    for (const a of agents) await a.close();
-    for (const s of servers) await s.stop();
-    await opened.close();
-    await database.drop();
+    await pair.stop();
     for (const dir of dirs) await fs.rm(dir, { recursive: true, force: true });
   }
 }

@@ -3,7 +3,12 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Agent, request } from 'undici';
 import type { ApiResponse } from './server.js';
-import { freePort } from './server.js';
+import type { Kysely } from 'kysely';
+import { migrate, openDatabase } from '../../src/db/connect.js';
+import type { Database } from '../../src/db/schema.js';
+import { systemClock } from '../../src/deps.js';
+import { createKey } from '../../src/services/people/keys.js';
+import { freePort, testDatabase } from './server.js';
 import { MEDIAD } from './paths.js';
 
 /** `mediad serve` as a process of its own (so a test can SIGKILL it), on a data dir the test keeps. */
@@ -108,4 +113,54 @@ export async function spawnServe(
       return stopping;
     },
   };
+}
+
+/** `mediad serve` processes sharing one PostgreSQL database, each with an agent that trusts its CA. */
+export interface ServesOnPostgres {
+  servers: ServeProcess[];
+  agents: Agent[];
+  /** A key made in the database before the processes started. */
+  key: { key: string; project_id: string };
+  /** The database, open in the test process, for assertions on its rows. */
+  db: Kysely<Database>;
+  stop(): Promise<void>;
+}
+
+/**
+ * One `mediad serve` per data dir given (the same dir twice: a shared data dir) on a new database
+ * of MEDIAD_TEST_DATABASE_URL, without workers. stop() ends the processes and drops the database;
+ * the data dirs are the caller's.
+ */
+export async function servesOnPostgres(
+  dataDirs: string[],
+  env: Record<string, string>,
+  names: { org: string; project: string },
+): Promise<ServesOnPostgres> {
+  const database = await testDatabase();
+  if (!database) throw new Error('servesOnPostgres needs MEDIAD_TEST_DATABASE_URL');
+  const opened = openDatabase(database);
+  const servers: ServeProcess[] = [];
+  const agents: Agent[] = [];
+  const stop = async () => {
+    for (const a of agents) await a.close();
+    for (const s of servers) await s.stop();
+    await opened.close();
+    await database.drop();
+  };
+  try {
+    await migrate(opened.db);
+    const key = await createKey({ db: opened.db, clock: systemClock }, names.org, names.project);
+    for (const dir of dataDirs) {
+      servers.push(await spawnServe(dir, { MEDIAD_DATABASE_URL: database.url, MEDIAD_SERVE_WORKERS: 'false', ...env }));
+      agents.push(
+        new Agent({
+          connect: { ca: await fs.readFile(path.join(dir, 'tls', 'ca.crt'), 'utf8'), servername: 'localhost' },
+        }),
+      );
+    }
+    return { servers, agents, key, db: opened.db, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
 }
