@@ -79,6 +79,30 @@ export async function* coalesce(source: AsyncIterable<Buffer>): AsyncGenerator<B
   if (size > 0) yield piece.subarray(0, size);
 }
 
+/** Bytes of the body read ahead of the library (it writes to disk while more arrives). */
+const READ_AHEAD_BYTES = 1024 * 1024;
+
+/**
+ * The pieces as the Web stream the library reads. Not Readable.toWeb: it copies every Buffer it
+ * passes on (to detach it from Node's pool). Not ReadableStream.from: it reads nothing ahead, so
+ * the socket waited for each piece's disk write.
+ */
+function webBody(pieces: AsyncGenerator<Buffer>): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const next = await pieces.next();
+        if (next.done) controller.close();
+        else controller.enqueue(next.value);
+      },
+      async cancel() {
+        await pieces.return(undefined);
+      },
+    },
+    new ByteLengthQueuingStrategy({ highWaterMark: READ_AHEAD_BYTES }),
+  );
+}
+
 /** The Web Request the library reads, with the body streamed from `body` (the request itself unless given). */
 function webRequest(deps: Deps, req: FastifyRequest, body?: Readable): Request {
   const headers = new Headers();
@@ -90,10 +114,7 @@ function webRequest(deps: Deps, req: FastifyRequest, body?: Readable): Request {
   return new Request(`${deps.config.publicUrl}${req.url}`, {
     method: req.method,
     headers,
-    ...(withBody
-      ? // Not Readable.toWeb: it copies every Buffer it passes on (to detach it from Node's pool).
-        { body: ReadableStream.from(coalesce(body ?? req.raw)), duplex: 'half' }
-      : {}),
+    ...(withBody ? { body: webBody(coalesce(body ?? req.raw)), duplex: 'half' } : {}),
   });
 }
 
