@@ -3,7 +3,7 @@
 // (PUT /d/<project>/<folder>/<file>) in the same run, on the same server: throughput ratio and
 // the server's peak RSS while it receives. The client streams each chunk from the file (no
 // client-side buffering), so both paths are measured with the same client costs.
-// Run: npm run bench:tus [-- --mb 1024] [--runs 3] [--profile]
+// Run: npm run bench:tus [-- --mb 1024] [--runs 3] [--profile] [--trace 128 (per-PATCH times by offset, per 128 MiB)]
 import { createReadStream } from 'node:fs';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import https from 'node:https';
@@ -42,6 +42,8 @@ const profile = process.argv.includes('--profile');
 const FIXED = arg('fixed', 0);
 /** The body of each --fixed PATCH (bytes). */
 const FIXED_BYTES = arg('fixed-bytes', 1);
+/** Per-PATCH wall and server CPU time against the offset, summed per this many MiB of the file. */
+const TRACE_MIB = arg('trace', 0);
 
 interface Answer {
   status: number;
@@ -166,8 +168,11 @@ async function main() {
       if (created.status !== 201) throw new Error(`tus POST answered ${created.status}: ${created.body}`);
       const location = String(created.headers.location);
       let fileId = '';
+      const trace = TRACE_MIB > 0 && chunk < size ? new Map<number, { n: number; wall: number; cpu: number }>() : null;
       for (let offset = 0; offset < size; offset += chunk) {
         const end = Math.min(size, offset + chunk);
+        const t0 = trace ? performance.now() : 0;
+        const c0 = trace ? await cpuMs(mediad.pid) : 0;
         const res = await send(
           location,
           agent,
@@ -177,7 +182,20 @@ async function main() {
         );
         if (res.status !== 204) throw new Error(`tus PATCH answered ${res.status}: ${res.body}`);
         fileId = String(res.headers['mediad-file-id'] ?? '');
+        if (trace) {
+          const bucket = Math.floor(offset / (TRACE_MIB * 1024 * 1024)) * TRACE_MIB;
+          const b = trace.get(bucket) ?? { n: 0, wall: 0, cpu: 0 };
+          b.n++;
+          b.wall += performance.now() - t0;
+          b.cpu += (await cpuMs(mediad.pid)) - c0;
+          trace.set(bucket, b);
+        }
       }
+      if (trace)
+        console.log(
+          `tus ${chunk / 1024 / 1024} MiB chunks, per PATCH by offset (MiB: wall ms / server CPU ms):\n` +
+            [...trace].map(([at, b]) => `  ${at}: ${fmt(b.wall / b.n, 1)} / ${fmt(b.cpu / b.n, 1)}`).join('\n'),
+        );
       if (!fileId) throw new Error('the last PATCH named no file');
       return { seconds: (performance.now() - t) / 1000, id: fileId };
     };

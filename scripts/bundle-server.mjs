@@ -13,7 +13,7 @@
 // command: src/db/threads.ts starts `./<name>.js` relative to its own module, which in the
 // bundle is a file of this same directory.
 import { build } from 'esbuild';
-import { readdirSync, rmSync } from 'node:fs';
+import { readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 const OUT = 'dist/src';
@@ -36,7 +36,8 @@ const EXTERNAL = [
 // Chunks of an earlier build have other hashes: remove them so they do not pile up.
 for (const name of readdirSync(OUT)) if (/^chunk-.*\.js(\.map)?$/.test(name)) rmSync(path.join(OUT, name));
 
-await build({
+const result = await build({
+  metafile: true,
   entryPoints: {
     cli: 'src/cli.ts',
     'reader-thread': 'src/db/reader-thread.ts',
@@ -58,3 +59,19 @@ await build({
     js: "import { createRequire as mediadRequire } from 'node:module'; const require = mediadRequire(import.meta.url);",
   },
 });
+
+// V8 keeps each module's source text for as long as its functions live: as Latin-1 (one byte a
+// character) if every character fits, otherwise the whole text as UTF-16. esbuild escapes
+// non-ASCII characters in strings but leaves them in comments and regular expressions, and seven
+// of them (…, ’, →) made cli.js's 3.4 million characters cost 6.8 MB of heap instead of 3.4.
+// Escaping them as \uXXXX means the same in comments, strings, templates and regular
+// expressions; only the columns after them on their own line move in the source map.
+for (const file of Object.keys(result.metafile.outputs)) {
+  if (!file.endsWith('.js')) continue;
+  const text = readFileSync(file, 'utf8');
+  // eslint-disable-next-line no-control-regex
+  if (!/[^\x00-\x7f]/.test(text)) continue;
+  // eslint-disable-next-line no-control-regex
+  const ascii = text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  writeFileSync(file, ascii);
+}

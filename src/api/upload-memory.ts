@@ -7,11 +7,13 @@ import vm from 'node:vm';
 // the collection that freed them came from V8's external-memory limit (64 MB over the last full
 // collection). So a large upload kept up to ~60 MB of dead records alive at once, and glibc kept
 // the pages after (docs/benchmarks.md, "Resumable uploads"). Asking for a young-generation
-// collection every 8 MiB of body (process-wide, all uploads together) frees them while young: a
-// collection then finds almost nothing alive and costs ~0.1 ms, ~13 ms per GB received.
+// collection every 2 MiB of body (process-wide, all uploads together) frees them while young: a
+// collection then finds almost nothing alive and costs ~0.1-0.4 ms quiet (~1 ms at load 8), i.e.
+// 50-200 ms per GB received. Every 8 MiB a tus upload's peak was ~9 MB higher (dead records and
+// pieces waiting in malloc's heap), every 4 MiB no better in two runs.
 
 /** Body bytes received between two young-generation collections. */
-export const COLLECT_EVERY_BYTES = 8 * 1024 * 1024;
+export const COLLECT_EVERY_BYTES = 2 * 1024 * 1024;
 
 type Collect = () => void;
 let collector: Collect | null | undefined;

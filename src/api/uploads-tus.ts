@@ -46,28 +46,61 @@ function checkResumable(req: FastifyRequest): void {
     );
 }
 
-/** Pieces of a body are regrouped to about this size before the library's Web stream sees them. */
-const COALESCE_BYTES = 1024 * 1024;
+/**
+ * Pieces of a body are regrouped to this size before the library's Web stream sees them: under
+ * glibc's mmap threshold (128 KiB, the `#!` line of cli.ts), so a piece comes from malloc's
+ * heap, where the same size is used again, instead of a mapping of its own whose every page
+ * faults in afresh and goes back to the system when V8 collects it (with 1 MiB pieces the two
+ * copies into fresh pages were half of a PATCH's CPU time: docs/benchmarks.md).
+ */
+export const COALESCE_BYTES = 64 * 1024;
 
 /**
- * Regroups a body's pieces (TLS records: 16 KiB) into ~1 MiB buffers. The library reads the body
- * as a Web stream and turns it back into a Node stream, which costs a few promises per piece: at
- * 16 KiB pieces that halved the throughput of a PATCH against a plain PUT (docs/benchmarks.md).
+ * Regroups a body's pieces (TLS records: 16 KiB) into COALESCE_BYTES buffers. The library reads the
+ * body as a Web stream and turns it back into a Node stream, which costs a few promises per piece:
+ * at 16 KiB pieces that halved the throughput of a PATCH against a plain PUT.
  */
-async function* coalesce(source: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
-  let parts: Buffer[] = [];
+export async function* coalesce(source: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  let piece = Buffer.allocUnsafeSlow(COALESCE_BYTES);
   let size = 0;
   for await (const chunk of source) {
-    parts.push(chunk);
-    size += chunk.length;
     bodyReceived(chunk.length);
-    if (size >= COALESCE_BYTES) {
-      yield parts.length === 1 ? parts[0]! : Buffer.concat(parts, size);
-      parts = [];
-      size = 0;
+    for (let at = 0; at < chunk.length;) {
+      const n = chunk.copy(piece, size, at);
+      at += n;
+      size += n;
+      if (size === COALESCE_BYTES) {
+        yield piece;
+        piece = Buffer.allocUnsafeSlow(COALESCE_BYTES);
+        size = 0;
+      }
     }
   }
-  if (size > 0) yield parts.length === 1 ? parts[0]! : Buffer.concat(parts, size);
+  if (size > 0) yield piece.subarray(0, size);
+}
+
+/** Bytes of the body read ahead of the library (it writes to disk while more arrives). */
+const READ_AHEAD_BYTES = 1024 * 1024;
+
+/**
+ * The pieces as the Web stream the library reads. Not Readable.toWeb: it copies every Buffer it
+ * passes on (to detach it from Node's pool). Not ReadableStream.from: it reads nothing ahead, so
+ * the socket waited for each piece's disk write.
+ */
+function webBody(pieces: AsyncGenerator<Buffer>): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const next = await pieces.next();
+        if (next.done) controller.close();
+        else controller.enqueue(next.value);
+      },
+      async cancel() {
+        await pieces.return(undefined);
+      },
+    },
+    new ByteLengthQueuingStrategy({ highWaterMark: READ_AHEAD_BYTES }),
+  );
 }
 
 /** The Web Request the library reads, with the body streamed from `body` (the request itself unless given). */
@@ -81,9 +114,7 @@ function webRequest(deps: Deps, req: FastifyRequest, body?: Readable): Request {
   return new Request(`${deps.config.publicUrl}${req.url}`, {
     method: req.method,
     headers,
-    ...(withBody
-      ? { body: Readable.toWeb(Readable.from(coalesce(body ?? req.raw), { objectMode: false })), duplex: 'half' }
-      : {}),
+    ...(withBody ? { body: webBody(coalesce(body ?? req.raw)), duplex: 'half' } : {}),
   });
 }
 

@@ -24,6 +24,52 @@ const IMAGE_FORMATS: Record<string, FormatInfo> = {
   heif: { format: 'heif', extension: 'heic', mime: 'image/heic' },
 };
 
+/** Bytes of a file's start that mayBeImage needs (an ISO BMFF `ftyp` box with its brands fits). */
+export const IMAGE_SIGNATURE_BYTES = 256;
+
+const ascii = (head: Uint8Array, at: number, text: string) =>
+  head.length >= at + text.length && [...text].every((c, i) => head[at + i] === c.charCodeAt(0));
+/** Brands of an `ftyp` box that make it a HEIF image (AVIF or HEIC) rather than an MP4 or MOV. */
+const HEIF_BRANDS = new Set([
+  'avif',
+  'avis',
+  'heic',
+  'heix',
+  'hevc',
+  'hevx',
+  'heim',
+  'heis',
+  'hevm',
+  'hevs',
+  'mif1',
+  'msf1',
+]);
+
+/**
+ * Whether a file starting with `head` can be one of IMAGE_FORMATS, by the signatures libvips's
+ * loaders check themselves: a file that cannot goes straight to ffprobe, without loading sharp
+ * and libvips (~8 MB of code and a thread in a process that only ever takes audio and video).
+ */
+export function mayBeImage(head: Uint8Array): boolean {
+  const b = head;
+  if (b[0] === 0xff && b[1] === 0xd8) return true; // JPEG
+  if (ascii(b, 0, '\x89PNG\r\n\x1a\n') || ascii(b, 0, 'GIF8')) return true;
+  if (ascii(b, 0, 'RIFF') && ascii(b, 8, 'WEBP')) return true;
+  // TIFF and BigTIFF, either byte order.
+  if (
+    (ascii(b, 0, 'II') && (b[2] === 42 || b[2] === 43) && b[3] === 0) ||
+    (ascii(b, 0, 'MM') && b[2] === 0 && (b[3] === 42 || b[3] === 43))
+  )
+    return true;
+  if (!ascii(b, 4, 'ftyp')) return false;
+  // ISO BMFF: the major brand at 8, then the minor version, then the compatible brands to the box's end.
+  const end = Math.min(b.length, ((b[0]! << 24) | (b[1]! << 16) | (b[2]! << 8) | b[3]!) >>> 0);
+  for (let at = 8; at + 4 <= end; at += at === 8 ? 8 : 4) {
+    if (HEIF_BRANDS.has(String.fromCharCode(b[at]!, b[at + 1]!, b[at + 2]!, b[at + 3]!))) return true;
+  }
+  return false;
+}
+
 /** Formats whose extra pages are animation frames (a multi-page TIFF is not an animation). */
 export const ANIMATED_IMAGE_FORMATS = new Set(['gif', 'webp']);
 

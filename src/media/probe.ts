@@ -1,7 +1,7 @@
 // Identifies an uploaded file from its headers: sharp metadata for images, ffprobe for
 // audio/video. Limits are checked here, before anything decodes pixels or samples; the
 // declared duration is checked against the packets at the file's end (probe-duration.ts).
-import { stat } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import type sharpModule from 'sharp';
 import type { Metadata } from 'sharp';
 import { loadSharp } from './sharp-lib.js';
@@ -11,9 +11,11 @@ import {
   ANIMATED_IMAGE_FORMATS,
   containerFormat,
   DEFAULT_MAX_FRAMES,
+  IMAGE_SIGNATURE_BYTES,
   durationLimitError,
   frameLimitError,
   imageFormat,
+  mayBeImage,
   pixelLimitError,
   unsupported,
   type MediaKind,
@@ -73,6 +75,17 @@ export async function probeFile(path: string, limits: ProbeLimits, opts: ProbeOp
   return (await probeImage(path, limits)) ?? (await probeAudioVideo(path, limits, opts));
 }
 
+/** The first IMAGE_SIGNATURE_BYTES of the file (fewer if it is shorter). */
+async function readHead(path: string): Promise<Uint8Array> {
+  const fh = await open(path, 'r');
+  try {
+    const { buffer, bytesRead } = await fh.read(Buffer.alloc(IMAGE_SIGNATURE_BYTES), 0, IMAGE_SIGNATURE_BYTES, 0);
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await fh.close();
+  }
+}
+
 /** Whether this libvips build can decode HEIC (HEVC); the prebuilt sharp binaries cannot. */
 function heicReadable(sharp: typeof sharpModule): boolean {
   return sharp.format.heif.input.fileSuffix?.includes('.heic') ?? false;
@@ -80,6 +93,7 @@ function heicReadable(sharp: typeof sharpModule): boolean {
 
 /** Null when sharp does not recognise the file or it is a format we do not take as an image. */
 async function probeImage(path: string, limits: ProbeLimits): Promise<ProbeResult | null> {
+  if (!mayBeImage(await readHead(path))) return null;
   const sharp = await loadSharp();
   let meta: Metadata;
   try {

@@ -6,11 +6,10 @@ import { createWriteStream } from 'node:fs';
 import { lstat, open, rm, type FileHandle } from 'node:fs/promises';
 import { STATUS_CODES } from 'node:http';
 import { pipeline } from 'node:stream/promises';
-import { Agent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { AppError } from '../errors.js';
 import type { UrlPolicy } from './address-policy.js';
 import { toFetchError, type FetchSignals } from './fetch-errors.js';
-import { createPinnedConnector } from './pinned-connector.js';
 import { displayUrl, parseFetchUrl, resolveAndCheck, systemLookup, type LookupFn } from './url-check.js';
 
 export interface GuardedRequestInit {
@@ -91,11 +90,9 @@ function nextHop(location: string, from: URL): URL {
 
 export function createGuardedClient(policy: UrlPolicy, deps: { lookup?: LookupFn } = {}): GuardedClient {
   const lookup = deps.lookup ?? systemLookup;
-  const agent = new Agent({
-    connect: createPinnedConnector(policy, lookup),
-    headersTimeout: policy.idleTimeoutMs,
-    bodyTimeout: policy.idleTimeoutMs,
-  });
+  // Made by the first request (undici is loaded then: undici-agent.ts).
+  let agent: Promise<Dispatcher> | undefined;
+  const dispatcher = () => (agent ??= import('./undici-agent.js').then((m) => m.createAgent(policy, lookup)));
 
   function signalsFor(caller?: AbortSignal): FetchSignals {
     const deadline = AbortSignal.timeout(policy.totalTimeoutMs);
@@ -113,7 +110,9 @@ export function createGuardedClient(policy: UrlPolicy, deps: { lookup?: LookupFn
       let res: Dispatcher.ResponseData;
       try {
         await abortable(resolveAndCheck(url, policy, lookup), sig.combined);
-        res = await agent.request({
+        res = await (
+          await dispatcher()
+        ).request({
           origin: url.origin,
           path: url.pathname + url.search,
           method,
@@ -252,6 +251,8 @@ export function createGuardedClient(policy: UrlPolicy, deps: { lookup?: LookupFn
   return {
     request: (url, init = {}) => send(url, init, signalsFor(init.signal)),
     download,
-    close: () => agent.close(),
+    close: async () => {
+      if (agent) await (await agent).close();
+    },
   };
 }

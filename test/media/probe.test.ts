@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
 import { isAppError, type ErrorCode } from '../../src/errors.js';
+import { IMAGE_SIGNATURE_BYTES, mayBeImage } from '../../src/media/formats.js';
 import {
   mediaBinaries,
   probeFile,
@@ -87,6 +88,24 @@ describe('probeFile on generated fixtures', () => {
       assert.equal(probe.hasVideo, info.kind === 'video');
     });
   }
+
+  it('tells images from audio and video by their first bytes, before loading sharp', async () => {
+    for (const [name] of EXPECTED) {
+      const head = (await readFile(await fixture(name))).subarray(0, IMAGE_SIGNATURE_BYTES);
+      assert.equal(mayBeImage(head), fixtureInfo[name].kind === 'image', name);
+    }
+    // A HEIC's ftyp (major brand heic), and an MP4 whose compatible brands name no HEIF one.
+    const box = (brands: string[]) => {
+      const b = Buffer.alloc(8 + brands.length * 4 + 4);
+      b.writeUInt32BE(b.length, 0);
+      b.write('ftyp', 4, 'latin1');
+      brands.forEach((brand, i) => b.write(brand, 8 + (i === 0 ? 0 : i * 4 + 4), 'latin1'));
+      return b;
+    };
+    assert.equal(mayBeImage(box(['heic', 'mif1', 'heic'])), true);
+    assert.equal(mayBeImage(box(['mp42', 'isom', 'mp42'])), false);
+    assert.equal(mayBeImage(Buffer.alloc(0)), false);
+  });
 
   it('reports static images without a frame count', async () => {
     assert.equal((await probeFile(await fixture('image-jpeg'), LIMITS)).frames, undefined);

@@ -80,9 +80,13 @@ export function redactPath(url: string): string {
 const STRIDE = 10;
 
 export class Recorder {
-  /** Requests waiting to be written, STRIDE slots each; swapped with `spare` at each flush. */
-  private buf: unknown[] = new Array<unknown>(MAX_BUFFERED * STRIDE);
-  private spare: unknown[] = new Array<unknown>(MAX_BUFFERED * STRIDE);
+  /**
+   * Requests waiting to be written, STRIDE slots each; swapped with `spare` at each flush. They
+   * grow as requests come (appending at the end) and keep their size: preallocated for
+   * MAX_BUFFERED they held 3.2 MB of heap in every idle process.
+   */
+  private buf: unknown[] = [];
+  private spare: unknown[] = [];
   private count = 0;
   private delivered = new Map<string, UsageDelta>();
   /** Requests this process added per project since it last trimmed that project. */
