@@ -1,8 +1,8 @@
 import { signals } from './signals.js';
 
 export interface PollerOptions {
-  /** The in-process signal that wakes the loop (signals.ts). */
-  signal: string;
+  /** The in-process signal that wakes the loop (signals.ts); null: the poll alone. */
+  signal: string | null;
   /** How often it looks for work nobody signalled (other processes' work, retries coming due). */
   pollMs: number;
   /** Does the work there is; `timer` says whether the poll (not a signal) started this pass. */
@@ -25,7 +25,7 @@ export class Poller {
   constructor(private readonly opts: PollerOptions) {}
 
   start(): void {
-    signals.on(this.opts.signal, this.onSignal);
+    if (this.opts.signal) signals.on(this.opts.signal, this.onSignal);
     const tick = async () => {
       await this.run(true);
       if (!this.stopped) this.timer = setTimeout(tick, this.opts.pollMs);
@@ -45,7 +45,7 @@ export class Poller {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
-    signals.off(this.opts.signal, this.onSignal);
+    if (this.opts.signal) signals.off(this.opts.signal, this.onSignal);
     while (this.running) await this.running;
   }
 

@@ -233,7 +233,11 @@ export function startBackground(runtime: Runtime, config: Config, workerRole = f
   if (pool) runtime.deps.log.info({ concurrency, owner: pool.owner }, 'task workers started');
   const deliverer = new WebhookDeliverer(runtime.deps, { concurrency: 8, pollMs: 1000 });
   deliverer.start();
-  const dispatcher = new EventDispatcher(runtime.deps, [automationConsumer, endpointConsumer], 250);
+  // On PostgreSQL serve hears every event's NOTIFY and dispatches at once; worker processes woken
+  // too raced it for the same rows (three dispatch transactions per event, most finding nothing),
+  // so they dispatch on their poll only: what serve leaves, or all of it while serve is down.
+  const wakeOnEvents = !(workerRole && config.database.dialect === 'postgres');
+  const dispatcher = new EventDispatcher(runtime.deps, [automationConsumer, endpointConsumer], 250, wakeOnEvents);
   dispatcher.start();
   // Deleted projects wait a lease before their purge: a task or request that began before the deletion has ended.
   const housekeeper = new Housekeeper(runtime.deps, config.workers.leaseMs);

@@ -42,6 +42,7 @@ import * as m015 from './migrations/015-uploads.js';
 import * as m016 from './migrations/016-task-playable.js';
 // Image-URL cache budgets per project (issue 24).
 import * as m017 from './migrations/017-image-cache-budgets.js';
+import * as m018 from './migrations/018-task-claim-order.js';
 
 export type Db = Kysely<Database>;
 
@@ -68,6 +69,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '016-task-playable': m016,
   // Image-URL cache budgets per project (issue 24).
   '017-image-cache-budgets': m017,
+  '018-task-claim-order': m018,
 };
 
 class CodeMigrationProvider implements MigrationProvider {

@@ -1,8 +1,7 @@
-import { SqliteAdapter, sql, type Kysely } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type pgModule from 'pg';
 import { pg } from './pg-module.js';
 import type { Logger } from 'pino';
-import type { Database } from './schema.js';
 import { signals, EVENTS_READY, TASK_READY, WEBHOOK_READY, type WorkSignal } from '../signals.js';
 
 // Cross-process wake-ups on PostgreSQL. A NOTIFY issued inside a transaction is delivered
@@ -18,9 +17,9 @@ const CHANNEL_OF: Record<WorkSignal, Channel> = {
   [WEBHOOK_READY]: 'mediad_webhooks',
 };
 
-export async function notify(db: Kysely<Database>, signal: WorkSignal): Promise<void> {
-  if (db.getExecutor().adapter instanceof SqliteAdapter) return;
-  await sql`select pg_notify(${CHANNEL_OF[signal]}, '')`.execute(db);
+/** The pg_notify call that wakes `signal`'s loops in the other processes (an expression to select). */
+export function notifyQuery(signal: WorkSignal): RawBuilder<unknown> {
+  return sql`pg_notify(${CHANNEL_OF[signal]}, '')`;
 }
 
 /** Listens on all channels until closed; reconnects with a pause if the connection drops. */

@@ -23,9 +23,11 @@ export class EventDispatcher {
     private readonly deps: Deps,
     private readonly consumers: EventConsumer[],
     pollMs: number,
+    /** false: dispatch on the poll only (a `mediad worker` on PostgreSQL, where serve hears every NOTIFY). */
+    wakeOnSignal = true,
   ) {
     this.poller = new Poller({
-      signal: EVENTS_READY,
+      signal: wakeOnSignal ? EVENTS_READY : null,
       pollMs,
       pass: () => this.dispatch(),
       onError: (err) => deps.log.error({ err }, 'event dispatch failed'),

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database, UsageCountersTable } from '../schema.js';
+import { lastWrite } from '../transact.js';
 
 // The usage counters: a value per project, metric and UTC hour and day, added to where the
 // thing counted happens (a task's end, in its transaction) or in batches (bytes delivered).
@@ -24,32 +25,51 @@ export interface UsageDelta {
 /** Hourly rows are kept this long (the 24 h chart needs one day); daily rows are kept. */
 export const HOURLY_KEEP_MS = 3 * 24 * 3600_000;
 
-/** Adds each delta to its hour's and its day's row, in one statement. */
-export async function addUsage(db: Kysely<Database>, deltas: UsageDelta[]): Promise<void> {
-  // One row per key: PostgreSQL refuses a statement that updates a row twice.
-  const merged = new Map<string, UsageCountersTable>();
-  for (const d of deltas) {
-    for (const [period, bucket] of [
-      ['h', d.at.slice(0, 13)],
-      ['d', d.at.slice(0, 10)],
-    ] as const) {
-      const id = `${d.projectId} ${period} ${bucket} ${d.metric}`;
-      const row = merged.get(id);
-      if (row) row.value += d.delta;
-      else merged.set(id, { project_id: d.projectId, period, bucket, metric: d.metric, value: d.delta });
-    }
-  }
-  const rows = [...merged.values()];
-  if (rows.length === 0) return;
-  await db
+/** The rows a transact transaction gathered, upserted at its end (db/transact.ts: every task's end shares them). */
+const held = new WeakMap<Kysely<Database>, Map<string, UsageCountersTable>>();
+
+function upsert(db: Kysely<Database>, rows: UsageCountersTable[]) {
+  return db
     .insertInto('usage_counters')
     .values(rows)
     .onConflict((oc) =>
       oc
         .columns(['project_id', 'period', 'bucket', 'metric'])
         .doUpdateSet({ value: sql<number>`usage_counters.value + excluded.value` }),
-    )
-    .execute();
+    );
+}
+
+/** Adds each delta to its hour's and its day's row, in one statement (in a transact transaction, at its end). */
+export async function addUsage(db: Kysely<Database>, deltas: UsageDelta[]): Promise<void> {
+  if (deltas.length === 0) return;
+  let merged = held.get(db);
+  if (!merged) {
+    const gathered = new Map<string, UsageCountersTable>();
+    // Sorted: concurrent transactions lock the rows in one order.
+    const write = {
+      query: (t: Kysely<Database>) =>
+        upsert(
+          t,
+          [...gathered.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, r]) => r),
+        ),
+    };
+    if (lastWrite(db, 'usage_counters', write)) held.set(db, (merged = gathered));
+  }
+  // One row per key: PostgreSQL refuses a statement that updates a row twice.
+  const rows = merged ?? new Map<string, UsageCountersTable>();
+  for (const d of deltas) {
+    for (const [period, bucket] of [
+      ['h', d.at.slice(0, 13)],
+      ['d', d.at.slice(0, 10)],
+    ] as const) {
+      const id = `${d.projectId} ${period} ${bucket} ${d.metric}`;
+      const row = rows.get(id);
+      if (row) row.value += d.delta;
+      else rows.set(id, { project_id: d.projectId, period, bucket, metric: d.metric, value: d.delta });
+    }
+  }
+  if (merged) return;
+  await upsert(db, [...rows.values()]).execute();
 }
 
 /** Drops hourly rows older than HOURLY_KEEP_MS. */

@@ -5,6 +5,7 @@ import type { Deps } from '../../deps.js';
 import { iso } from '../../deps.js';
 import type { Database } from '../../db/schema.js';
 import { bumpCounter } from '../../db/queries/counters.js';
+import { touchMedia } from '../../db/queries/media.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { transact } from '../../db/transact.js';
 import { AppError } from '../../errors.js';
@@ -331,8 +332,8 @@ export async function stageOutputs(
           ).file,
         );
       }
-      // Last: on PostgreSQL the media row stays locked until the commit.
-      await trx.updateTable('media').set({ updated: now }).where('id', '=', mediaId).execute();
+      // At the transaction's end: on PostgreSQL the media row stays locked until the commit.
+      await touchMedia(trx, mediaId, now);
       return files;
     },
     () =>

@@ -1,0 +1,120 @@
+// Diagnostic for issue 26's small tasks on PostgreSQL: batches of N small image tasks with two
+// `mediad worker` processes, and per task the CPU of the server, each worker and the database's
+// backends (/proc), and pg_stat_database's transactions and tuples. TRACE=1 also logs every
+// statement's duration (log_min_duration_statement=0 on the scratch database) and prints the log's
+// byte range of each batch in BENCH_PG_LOG (the server's log file), for a breakdown per statement.
+// WORKER_FLAGS: node flags for the workers (--cpu-prof --cpu-prof-dir=...).
+// Run: N=200 ROUNDS=2 node --import tsx bench/pg-trace.ts
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import pg from 'pg';
+import { api, listMeta, processCpuMs, startMediad, upload } from './child.js';
+import { fixture } from '../test/helpers/fixtures.js';
+
+const N = Number(process.env.N ?? 200);
+const ADMIN = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const db = 'mediad_pgtrace';
+const admin = new pg.Client({ connectionString: ADMIN });
+await admin.connect();
+await admin.query(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
+await admin.query(`CREATE DATABASE ${db}`);
+if (process.env.TRACE) await admin.query(`ALTER DATABASE ${db} SET log_min_duration_statement = 0`);
+const LOG = process.env.BENCH_PG_LOG ?? '/var/log/postgresql/postgresql-15-main.log';
+const logSize = async () => (await fs.stat(LOG).catch(() => ({ size: 0 }))).size;
+const url = `postgres://postgres@127.0.0.1:5432/${db}`;
+const m = await startMediad({ MEDIAD_DATABASE_URL: url, MEDIAD_SERVE_WORKERS: 'false' });
+const workers: ChildProcess[] = Array.from({ length: 2 }, () =>
+  spawn(
+    process.execPath,
+    [
+      ...(process.env.WORKER_FLAGS ?? '').split(' ').filter(Boolean),
+      '--import',
+      'tsx',
+      path.resolve('src/cli.ts'),
+      'worker',
+    ],
+    {
+      env: { ...process.env, MEDIAD_DATA_DIR: m.dataDir, MEDIAD_DATABASE_URL: url, MEDIAD_LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  ),
+);
+const backends = async () =>
+  (await admin.query(`select pid, application_name, client_port from pg_stat_activity where datname = $1`, [db])).rows;
+const pgCpu = async () => {
+  let s = 0;
+  for (const b of await backends()) s += await processCpuMs(b.pid).catch(() => 0);
+  return s;
+};
+try {
+  while ((await api(m, 'GET', '/workers')).length < 2) await new Promise((r) => setTimeout(r, 100));
+  const file = await upload(m, await fixture('image-png'), 'small.png');
+  const batch = async () => {
+    await api(m, 'POST', '/queue/kinds/image/pause');
+    const ids: string[] = [];
+    for (let i = 0; i < N; i++)
+      ids.push((await api(m, 'POST', '/tasks', { kind: 'image', file_id: file.id, width: 8 + (i % 32) })).id);
+    const before = (await listMeta(m, '/tasks?status=completed&kind=image&limit=1')).total as number;
+    await new Promise((r) => setTimeout(r, 1500)); // let the task.created events dispatch
+    const stat0 = (
+      await admin.query(
+        `select xact_commit, tup_returned, tup_fetched, tup_inserted, tup_updated, tup_deleted from pg_stat_database where datname=$1`,
+        [db],
+      )
+    ).rows[0];
+    const cpu0 = await Promise.all([m.child, ...workers].map((c) => processCpuMs(c.pid!)));
+    const pg0 = await pgCpu();
+    const log0 = await logSize();
+    const t0 = Date.now();
+    await api(m, 'POST', '/queue/kinds/image/resume');
+    while ((await listMeta(m, '/tasks?status=completed&kind=image&limit=1')).total < before + N)
+      await new Promise((r) => setTimeout(r, 50));
+    const wall = Date.now() - t0;
+    console.log(`log bytes ${log0}-${await logSize()}`);
+    const cpu1 = await Promise.all([m.child, ...workers].map((c) => processCpuMs(c.pid!)));
+    const pg1 = await pgCpu();
+    const stat1 = (
+      await admin.query(
+        `select xact_commit, tup_returned, tup_fetched, tup_inserted, tup_updated, tup_deleted from pg_stat_database where datname=$1`,
+        [db],
+      )
+    ).rows[0];
+    let first = Infinity,
+      last = 0;
+    for (const id of ids) {
+      const t = await api(m, 'GET', `/tasks/${id}`);
+      first = Math.min(first, Date.parse(t.started));
+      last = Math.max(last, Date.parse(t.finished));
+    }
+    const per = (a: number, b: number) => ((b - a) / N).toFixed(2);
+    console.log(
+      `tasks/s ${(N / ((last - first) / 1000)).toFixed(1)} (wall ${wall} ms) | CPU ms/task server ${per(cpu0[0]!, cpu1[0]!)} workers ${per(cpu0[1]!, cpu1[1]!)} + ${per(cpu0[2]!, cpu1[2]!)} postgres backends ${per(pg0, pg1)}`,
+    );
+    const d: Record<string, string> = {};
+    for (const k of Object.keys(stat1)) d[k] = per(Number(stat0[k]), Number(stat1[k]));
+    console.log('per task (pg_stat_database):', JSON.stringify(d));
+  };
+  for (let r = 0; r < Number(process.env.ROUNDS ?? 2); r++) await batch();
+  console.log(
+    'worker pids',
+    workers.map((w) => w.pid),
+    'server',
+    m.child.pid,
+    'backends',
+    JSON.stringify(await backends()),
+  );
+} finally {
+  await Promise.all(
+    workers.map(
+      (w) =>
+        new Promise((r) => {
+          w.once('exit', r);
+          w.kill('SIGTERM');
+        }),
+    ),
+  );
+  m.child.kill('SIGTERM');
+  await admin.end();
+  await fs.rm(m.dataDir, { recursive: true, force: true }).catch(() => undefined);
+}

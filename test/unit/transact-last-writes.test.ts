@@ -1,0 +1,112 @@
+// Shared rows (a project's counters and usage) written at the end of a transact transaction
+// (db/transact.ts): merged, rolled back with it, and on PostgreSQL not locked while the rest of
+// the transaction runs. With MEDIAD_TEST_DATABASE_URL on a fresh PostgreSQL database, else SQLite.
+import assert from 'node:assert/strict';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import pg from 'pg';
+import { connect, migrate, type Db } from '../../src/db/connect.js';
+import { bumpCounter } from '../../src/db/queries/counters.js';
+import { addUsage } from '../../src/db/queries/usage.js';
+import { transact } from '../../src/db/transact.js';
+import { testDatabase } from '../helpers/server.js';
+
+let db: Db;
+let dir: string;
+let pgUrl: string | undefined;
+before(async () => {
+  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'mediad-last-writes-'));
+  const database = await testDatabase();
+  pgUrl = database?.url;
+  db = connect(database ?? { dialect: 'sqlite', file: path.join(dir, 'db.sqlite') });
+  await migrate(db);
+});
+after(async () => {
+  await db.destroy();
+  await fs.rm(dir, { recursive: true, force: true });
+  if (pgUrl) {
+    const url = new URL(pgUrl);
+    const name = url.pathname.slice(1);
+    url.pathname = '/postgres';
+    const admin = new pg.Client({ connectionString: url.toString() });
+    await admin.connect();
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.end();
+  }
+});
+
+const count = async (projectId: string) =>
+  Number(
+    (
+      await db
+        .selectFrom('counters')
+        .select('count')
+        .where('project_id', '=', projectId)
+        .where('resource', '=', 'files')
+        .executeTakeFirst()
+    )?.count ?? 0,
+  );
+const usage = async (projectId: string) =>
+  (
+    await db.selectFrom('usage_counters').selectAll().where('project_id', '=', projectId).orderBy('period').execute()
+  ).map((r) => [r.period, r.metric, Number(r.value)]);
+
+test('deltas of one transaction are merged into one write at its end; outside a transaction they write at once', async () => {
+  const at = '2026-11-29T07:00:00.000Z';
+  await transact(db, async (trx) => {
+    await bumpCounter(trx, 'p1', 'files', 1);
+    await addUsage(trx, [{ projectId: 'p1', at, metric: 'tasks:completed', delta: 1 }]);
+    await bumpCounter(trx, 'p1', 'files', 2);
+    await addUsage(trx, [{ projectId: 'p1', at, metric: 'tasks:completed', delta: 4 }]);
+    // Held back: not written yet inside the transaction.
+    const inside = await trx.selectFrom('counters').select('count').where('project_id', '=', 'p1').executeTakeFirst();
+    assert.equal(inside, undefined);
+  });
+  assert.equal(await count('p1'), 3);
+  assert.deepEqual(await usage('p1'), [
+    ['d', 'tasks:completed', 5],
+    ['h', 'tasks:completed', 5],
+  ]);
+  await bumpCounter(db, 'p1', 'files', 1);
+  assert.equal(await count('p1'), 4);
+});
+
+test('a transaction that fails writes none of its held-back rows', async () => {
+  await assert.rejects(
+    transact(db, async (trx) => {
+      await bumpCounter(trx, 'p2', 'files', 1);
+      await addUsage(trx, [{ projectId: 'p2', at: '2026-11-29T07:00:00.000Z', metric: 'tasks:failed', delta: 1 }]);
+      throw new Error('boom');
+    }),
+    /boom/,
+  );
+  assert.equal(await count('p2'), 0);
+  assert.deepEqual(await usage('p2'), []);
+});
+
+test(
+  'on PostgreSQL a transaction does not hold the shared row while it runs',
+  { skip: !process.env.MEDIAD_TEST_DATABASE_URL },
+  async () => {
+    await bumpCounter(db, 'p3', 'files', 1); // the row exists: an upsert of it would wait for its lock
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const first = transact(db, async (trx) => {
+      await bumpCounter(trx, 'p3', 'files', 1);
+      await gate; // still running: its other statements, round trips of another process
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    // Written early, the first transaction's lock would keep this one waiting until it ends.
+    const second = transact(db, (trx) => bumpCounter(trx, 'p3', 'files', 1));
+    const outcome = await Promise.race([
+      second.then(() => 'committed'),
+      new Promise((r) => setTimeout(() => r('blocked'), 3000)),
+    ]);
+    release();
+    await Promise.all([first, second]);
+    assert.equal(outcome, 'committed');
+    assert.equal(await count('p3'), 3);
+  },
+);
