@@ -14,14 +14,18 @@ import type { Database } from './schema.js';
 // (measured: two worker processes' task completions queued behind each other's for ~300 ms
 // per task). Made last, in one statement, the lock is held for that statement and the commit.
 
-/** A write held back to the end of a transaction: `query` is built then, from what was gathered. */
-export interface LastWrite {
-  query(trx: Kysely<Database>): Compilable & { execute(): Promise<unknown> };
+/** A statement made at the end of a transaction from what was gathered for it. */
+type Compiled = Compilable & { execute(): Promise<unknown> };
+
+/** Rows gathered by key for one held-back write, and how to write them (sorted by key). */
+interface Held {
+  rows: Map<string, unknown>;
+  build(trx: Kysely<Database>, entries: [string, unknown][]): Compiled;
 }
 
 interface TxState {
   woken: Set<WorkSignal>;
-  last: Map<string, LastWrite>;
+  last: Map<string, Held>;
 }
 
 const pending = new WeakMap<Kysely<Database>, TxState>();
@@ -45,7 +49,8 @@ export async function transact<T>(db: Kysely<Database>, fn: (trx: Kysely<Databas
  * on PostgreSQL one statement, data-modifying CTEs beside the pg_notify calls.
  */
 async function flushLast(trx: Kysely<Database>, state: TxState): Promise<void> {
-  const writes = [...state.last.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, w]) => w.query(trx));
+  const byKey = (a: [string, unknown], b: [string, unknown]) => (a[0] < b[0] ? -1 : 1);
+  const writes = [...state.last.entries()].sort(byKey).map(([, h]) => h.build(trx, [...h.rows.entries()].sort(byKey)));
   if (trx.getExecutor().adapter instanceof SqliteAdapter) {
     for (const w of writes) await w.execute();
     return;
@@ -58,15 +63,25 @@ async function flushLast(trx: Kysely<Database>, state: TxState): Promise<void> {
 }
 
 /**
- * Holds `write` back to the end of `db`'s transaction (the first write of `key` counts: it should
- * read what its caller gathers for the transaction); false when `db` is not a transaction opened
- * by transact, and the caller writes at once.
+ * The rows of the held-back write `name` in `db`'s transaction, for the caller to add to or merge
+ * into; at the end `build` makes one statement of them, sorted by key (so concurrent transactions
+ * lock shared rows in one order). null when `db` is not a transaction opened by transact: the
+ * caller writes at once.
  */
-export function lastWrite(db: Kysely<Database>, key: string, write: LastWrite): boolean {
+export function heldRows<T>(
+  db: Kysely<Database>,
+  name: string,
+  build: (trx: Kysely<Database>, entries: [string, T][]) => Compiled,
+): Map<string, T> | null {
   const state = pending.get(db);
-  if (!state) return false;
-  if (!state.last.has(key)) state.last.set(key, write);
-  return true;
+  if (!state) return null;
+  let held = state.last.get(name);
+  if (!held) {
+    // One name, one row type: the map and its builder are made together, here.
+    held = { rows: new Map<string, T>(), build: build as Held['build'] };
+    state.last.set(name, held);
+  }
+  return held.rows as Map<string, T>;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database, UsageCountersTable } from '../schema.js';
-import { lastWrite } from '../transact.js';
+import { heldRows } from '../transact.js';
 
 // The usage counters: a value per project, metric and UTC hour and day, added to where the
 // thing counted happens (a task's end, in its transaction) or in batches (bytes delivered).
@@ -25,9 +25,6 @@ export interface UsageDelta {
 /** Hourly rows are kept this long (the 24 h chart needs one day); daily rows are kept. */
 export const HOURLY_KEEP_MS = 3 * 24 * 3600_000;
 
-/** The rows a transact transaction gathered, upserted at its end (db/transact.ts: every task's end shares them). */
-const held = new WeakMap<Kysely<Database>, Map<string, UsageCountersTable>>();
-
 function upsert(db: Kysely<Database>, rows: UsageCountersTable[]) {
   return db
     .insertInto('usage_counters')
@@ -39,24 +36,20 @@ function upsert(db: Kysely<Database>, rows: UsageCountersTable[]) {
     );
 }
 
-/** Adds each delta to its hour's and its day's row, in one statement (in a transact transaction, at its end). */
+/**
+ * Adds each delta to its hour's and its day's row, in one statement (in a transact transaction,
+ * added up with the transaction's other deltas and written at its end: db/transact.ts).
+ */
 export async function addUsage(db: Kysely<Database>, deltas: UsageDelta[]): Promise<void> {
   if (deltas.length === 0) return;
-  let merged = held.get(db);
-  if (!merged) {
-    const gathered = new Map<string, UsageCountersTable>();
-    // Sorted: concurrent transactions lock the rows in one order.
-    const write = {
-      query: (t: Kysely<Database>) =>
-        upsert(
-          t,
-          [...gathered.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, r]) => r),
-        ),
-    };
-    if (lastWrite(db, 'usage_counters', write)) held.set(db, (merged = gathered));
-  }
+  const held = heldRows<UsageCountersTable>(db, 'usage_counters', (t, entries) =>
+    upsert(
+      t,
+      entries.map(([, r]) => r),
+    ),
+  );
   // One row per key: PostgreSQL refuses a statement that updates a row twice.
-  const rows = merged ?? new Map<string, UsageCountersTable>();
+  const rows = held ?? new Map<string, UsageCountersTable>();
   for (const d of deltas) {
     for (const [period, bucket] of [
       ['h', d.at.slice(0, 13)],
@@ -68,8 +61,7 @@ export async function addUsage(db: Kysely<Database>, deltas: UsageDelta[]): Prom
       else rows.set(id, { project_id: d.projectId, period, bucket, metric: d.metric, value: d.delta });
     }
   }
-  if (merged) return;
-  await upsert(db, [...rows.values()]).execute();
+  if (!held) await upsert(db, [...rows.values()]).execute();
 }
 
 /** Drops hourly rows older than HOURLY_KEEP_MS. */
