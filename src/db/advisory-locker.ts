@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { once } from 'node:events';
 import pg from 'pg';
 import { ERRORS, type Lock, type Locker, type RequestRelease } from '@tus/utils';
 
@@ -34,20 +35,37 @@ export function createAdvisoryLocker(
   let listener: pg.Client | null = null;
   let listening: Promise<void> | null = null;
 
+  const closing = new AbortController();
+  /** Rejects once the locker is closed: a connect that close() ended does not always settle. */
+  const closed = once(closing.signal, 'abort').then(() => {
+    throw ERRORS.ERR_LOCK_TIMEOUT;
+  });
+  closed.catch(() => {});
   const listen = () =>
     (listening ??= (async () => {
+      if (closing.signal.aborted) throw ERRORS.ERR_LOCK_TIMEOUT;
+      // Kept from the moment it is made: a close() while it connects ends it too (else the
+      // connection would keep the process from exiting).
       const client = new pg.Client({ connectionString: url });
+      listener = client;
       client.on('error', () => {
         listener = null;
         listening = null;
       });
-      await client.connect();
-      client.on('notification', (msg) => {
-        const release = msg.payload ? held.get(msg.payload) : undefined;
-        if (release) void release();
-      });
-      await client.query(`LISTEN ${channel}`);
-      listener = client;
+      try {
+        await Promise.race([client.connect(), closed]);
+        client.on('notification', (msg) => {
+          const release = msg.payload ? held.get(msg.payload) : undefined;
+          if (release) void release();
+        });
+        await client.query(`LISTEN ${channel}`);
+      } catch (err) {
+        // Not kept: the next lock tries to listen again.
+        if (listener === client) listener = null;
+        listening = null;
+        await client.end().catch(() => {});
+        throw err;
+      }
     })());
 
   const locker: AdvisoryLocker = {
@@ -97,6 +115,7 @@ export function createAdvisoryLocker(
       };
     },
     async close() {
+      closing.abort();
       await listener?.end().catch(() => {});
       await pool.end();
     },

@@ -24,11 +24,14 @@ export function notifyQuery(signal: WorkSignal): RawBuilder<unknown> {
 
 /** Listens on all channels until closed; reconnects with a pause if the connection drops. */
 export function listenForWork(url: string, log: Logger): { close(): Promise<void> } {
+  // The connection, from the moment it is made: close() may come while it is still connecting (a
+  // short CLI command), and a connection left open would keep the process from exiting.
   let client: pgModule.Client | null = null;
   let closed = false;
   const connect = async () => {
     while (!closed) {
       const c = new (pg().Client)({ connectionString: url });
+      client = c;
       try {
         await c.connect();
         c.on('notification', (msg) => signals.emit(CHANNELS[msg.channel as Channel] ?? TASK_READY));
@@ -39,11 +42,12 @@ export function listenForWork(url: string, log: Logger): { close(): Promise<void
           if (!closed) setTimeout(() => void connect(), 1000);
         });
         for (const ch of Object.keys(CHANNELS)) await c.query(`LISTEN ${ch}`);
-        client = c;
         return;
       } catch (err) {
-        log.warn({ err }, 'could not listen for notifications; retrying');
+        if (client === c) client = null;
         await c.end().catch(() => undefined);
+        if (closed) return;
+        log.warn({ err }, 'could not listen for notifications; retrying');
         await new Promise((r) => setTimeout(r, 1000));
       }
     }
