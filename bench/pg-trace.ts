@@ -3,7 +3,8 @@
 // backends (/proc), and pg_stat_database's transactions and tuples. TRACE=1 also logs every
 // statement's duration (log_min_duration_statement=0 on the scratch database) and prints the log's
 // byte range of each batch in BENCH_PG_LOG (the server's log file), for a breakdown per statement.
-// WORKER_FLAGS: node flags for the workers (--cpu-prof --cpu-prof-dir=...).
+// WORKER_FLAGS: node flags for the workers (--cpu-prof --cpu-prof-dir=...). PGSS=K prints the K
+// statements that took the database longest in each batch (needs pg_stat_statements).
 // Run: N=200 ROUNDS=2 node --import tsx bench/pg-trace.ts
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
@@ -66,11 +67,24 @@ try {
     const cpu0 = await Promise.all([m.child, ...workers].map((c) => processCpuMs(c.pid!)));
     const pg0 = await pgCpu();
     const log0 = await logSize();
+    if (process.env.PGSS) await admin.query('select pg_stat_statements_reset()');
     const t0 = Date.now();
     await api(m, 'POST', '/queue/kinds/image/resume');
     while ((await listMeta(m, '/tasks?status=completed&kind=image&limit=1')).total < before + N)
       await new Promise((r) => setTimeout(r, 50));
     const wall = Date.now() - t0;
+    if (process.env.PGSS) {
+      // pg_stat_statements (shared_preload_libraries, the extension in the admin database): the
+      // statements of the batch by time, calls and rows per task.
+      const top = await admin.query(
+        `select calls, total_exec_time, rows, shared_blks_hit, query from pg_stat_statements s join pg_database d on d.oid = s.dbid where d.datname = $1 order by total_exec_time desc limit ${Number(process.env.PGSS)}`,
+        [db],
+      );
+      for (const r of top.rows)
+        console.log(
+          `${(r.total_exec_time / N).toFixed(3)} ms/task ${(r.calls / N).toFixed(2)} calls/task ${(r.rows / N).toFixed(1)} rows/task ${(r.shared_blks_hit / N).toFixed(0)} blks/task | ${String(r.query).replace(/\s+/g, ' ').slice(0, 220)}`,
+        );
+    }
     console.log(`log bytes ${log0}-${await logSize()}`);
     const cpu1 = await Promise.all([m.child, ...workers].map((c) => processCpuMs(c.pid!)));
     const pg1 = await pgCpu();
