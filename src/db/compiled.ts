@@ -10,38 +10,49 @@ export interface ReadHandle {
 }
 
 /**
- * A hot query compiled once instead of rebuilt on every request (Kysely's builder and
- * compiler cost more than SQLite's lookup). The builder runs once with marker values; the
- * SQL it produces, correct for the connected dialect, is reused with each call's values put
- * where the markers were. Only for queries whose shape does not depend on the values.
+ * A query compiled once per dialect instead of rebuilt on every call (Kysely's builder and
+ * compiler cost more than SQLite's lookup, and than a small statement's trip to PostgreSQL).
+ * The builder runs once with marker values; the SQL it produces, correct for the connected
+ * dialect, is reused with each call's values put where the markers were (an argument may appear
+ * several times). Only for queries whose shape does not depend on the values.
  */
-export function compiledOnce<A extends unknown[], R>(
+export function compiledTemplate<A extends unknown[], R>(
   build: (db: Kysely<Database>, ...args: A) => { compile(): CompiledQuery<R> },
   arity: A['length'],
-) {
-  const templates = new WeakMap<Kysely<Database>, { compiled: CompiledQuery<R>; slots: number[] }>();
-  const withValues = (db: Kysely<Database>, args: A): CompiledQuery<R> => {
-    let t = templates.get(db);
+): (db: Kysely<Database>, ...args: A) => CompiledQuery<R> {
+  // By adapter: a transaction shares its database's, so the SQL made once serves both.
+  const templates = new WeakMap<object, { compiled: CompiledQuery<R>; slots: number[] }>();
+  return (db, ...args) => {
+    const adapter = db.getExecutor().adapter;
+    let t = templates.get(adapter);
     if (!t) {
       const markers = Array.from({ length: arity }, (_, i) => `\u0000arg${i}\u0000`) as unknown as A;
       const compiled = build(db, ...markers).compile();
       const slots = compiled.parameters.map((p) =>
         typeof p === 'string' && p.startsWith('\u0000arg') ? Number(p.slice(4, -1)) : -1,
       );
-      if (slots.filter((s) => s >= 0).length !== arity)
-        throw new Error('compiledOnce: every argument must appear as a query parameter exactly once');
+      if (new Set(slots.filter((s) => s >= 0)).size !== arity)
+        throw new Error('compiledTemplate: every argument must appear as a query parameter');
       t = { compiled, slots };
-      templates.set(db, t);
+      templates.set(adapter, t);
     }
     const { compiled, slots } = t;
     return { ...compiled, parameters: compiled.parameters.map((p, i) => (slots[i]! >= 0 ? args[slots[i]!] : p)) };
   };
+}
+
+/** A hot read compiled once (compiledTemplate), run on the SQLite reader thread where there is one. */
+export function compiledOnce<A extends unknown[], R>(
+  build: (db: Kysely<Database>, ...args: A) => { compile(): CompiledQuery<R> },
+  arity: A['length'],
+) {
+  const withValues = compiledTemplate(build, arity);
 
   /** The rows. */
   const read = (h: ReadHandle, ...args: A): Promise<R[]> =>
     viaReader(
       h,
-      withValues(h.db, args),
+      withValues(h.db, ...args),
       (reader, q) => reader.query(q.sql, q.parameters) as Promise<R[]>,
       (rows) => rows,
     );
@@ -50,7 +61,7 @@ export function compiledOnce<A extends unknown[], R>(
   const rendered = <Arg>(h: ReadHandle, renderer: Renderer<R, Arg>, arg: Arg, ...args: A): Promise<string> =>
     viaReader(
       h,
-      withValues(h.db, args),
+      withValues(h.db, ...args),
       (reader, q) => reader.rendered(q.sql, q.parameters, renderer.name, arg),
       (rows) => renderer.render(arg, rows),
     );

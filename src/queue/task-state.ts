@@ -1,5 +1,6 @@
 import { SqliteAdapter, sql, type Kysely, type UpdateQueryBuilder, type UpdateResult } from 'kysely';
 import type { Database, TasksTable, TaskStatus } from '../db/schema.js';
+import { compiledTemplate } from '../db/compiled.js';
 import { bumpCounter } from '../db/queries/counters.js';
 import { addUsage, USAGE_METRICS, type UsageDelta } from '../db/queries/usage.js';
 import { wake } from '../db/transact.js';
@@ -167,6 +168,48 @@ export async function claim(
   );
 }
 
+/** The claim's statement for one (fair, kinds) pair, compiled once (db/compiled.ts): Kysely's builder cost a worker more than the statement. */
+const claimStatements = new Map<string, ReturnType<typeof claimStatement>>();
+
+function claimStatement(kinds: readonly string[] | undefined, fair: boolean) {
+  return compiledTemplate((db: Db, owner: string, leaseExpires: string, iso: string) => {
+    const sqlite = db.getExecutor().adapter instanceof SqliteAdapter;
+    const due = sql<boolean>`status = 'pending' and run_after <= ${iso}${kinds ? sql` and kind in (${sql.join(kinds)})` : sql``} and ${NOT_PAUSED}`;
+    return db
+      .updateTable('tasks')
+      .set((eb) => ({
+        status: 'processing',
+        lease_owner: owner,
+        lease_expires: leaseExpires,
+        attempts: eb('attempts', '+', 1),
+        started: eb.fn.coalesce('started', eb.val(iso)),
+        updated: iso,
+      }))
+      .where('id', '=', (eb) => {
+        let q = eb.selectFrom('tasks').select('id').where('status', '=', 'pending').where('run_after', '<=', iso);
+        if (kinds) q = q.where('kind', 'in', kinds);
+        q = q.where(NOT_PAUSED);
+        if (fair) {
+          q = q.where('project_id', '=', (p) =>
+            p
+              .selectFrom('tasks')
+              .select('project_id')
+              .where('status', 'in', ['pending', 'processing'])
+              .groupBy('project_id')
+              .having(sql`sum(case when ${due} then 1 else 0 end)`, '>', 0)
+              .orderBy(sql`sum(case when status = 'processing' then 1 else 0 end)`)
+              .orderBy(sql`min(case when ${due} then run_after end)`)
+              .limit(1),
+          );
+        }
+        q = q.orderBy('run_after').orderBy('created').limit(1);
+        return sqlite ? q : q.forUpdate().skipLocked();
+      })
+      .where('status', '=', 'pending')
+      .returningAll();
+  }, 3);
+}
+
 async function claimOne(
   db: Db,
   owner: string,
@@ -174,43 +217,12 @@ async function claimOne(
   now: Date,
   kinds: readonly string[] | undefined,
   fair: boolean,
-) {
-  const iso = now.toISOString();
-  const sqlite = db.getExecutor().adapter instanceof SqliteAdapter;
-  const due = sql<boolean>`status = 'pending' and run_after <= ${iso}${kinds ? sql` and kind in (${sql.join(kinds)})` : sql``} and ${NOT_PAUSED}`;
-  return db
-    .updateTable('tasks')
-    .set((eb) => ({
-      status: 'processing',
-      lease_owner: owner,
-      lease_expires: new Date(now.getTime() + leaseMs).toISOString(),
-      attempts: eb('attempts', '+', 1),
-      started: eb.fn.coalesce('started', eb.val(iso)),
-      updated: iso,
-    }))
-    .where('id', '=', (eb) => {
-      let q = eb.selectFrom('tasks').select('id').where('status', '=', 'pending').where('run_after', '<=', iso);
-      if (kinds) q = q.where('kind', 'in', kinds);
-      q = q.where(NOT_PAUSED);
-      if (fair) {
-        q = q.where('project_id', '=', (p) =>
-          p
-            .selectFrom('tasks')
-            .select('project_id')
-            .where('status', 'in', ['pending', 'processing'])
-            .groupBy('project_id')
-            .having(sql`sum(case when ${due} then 1 else 0 end)`, '>', 0)
-            .orderBy(sql`sum(case when status = 'processing' then 1 else 0 end)`)
-            .orderBy(sql`min(case when ${due} then run_after end)`)
-            .limit(1),
-        );
-      }
-      q = q.orderBy('run_after').orderBy('created').limit(1);
-      return sqlite ? q : q.forUpdate().skipLocked();
-    })
-    .where('status', '=', 'pending')
-    .returningAll()
-    .executeTakeFirst();
+): Promise<TasksTable | undefined> {
+  const key = `${fair} ${kinds?.join(',') ?? '*'}`;
+  let statement = claimStatements.get(key);
+  if (!statement) claimStatements.set(key, (statement = claimStatement(kinds, fair)));
+  const leaseExpires = new Date(now.getTime() + leaseMs).toISOString();
+  return (await db.executeQuery(statement(db, owner, leaseExpires, now.toISOString()))).rows[0];
 }
 
 /** Extends the lease and stores progress; false when the task is no longer ours (lease lost or cancelled). */
