@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { compiledTemplate } from '../db/compiled.js';
 import type { Database } from '../db/schema.js';
 import { wake } from '../db/transact.js';
 import { newId } from '../ids.js';
@@ -52,6 +53,20 @@ export interface EventRow {
   chain: string | null;
 }
 
+/** The outbox insert, compiled once (db/compiled.ts): every change makes one or two. */
+const insertEvent = compiledTemplate(
+  (
+    trx: Kysely<Database>,
+    id: string,
+    projectId: string,
+    type: string,
+    data: string,
+    created: string,
+    chain: string | null,
+  ) => trx.insertInto('events').values({ id, project_id: projectId, type, data, created, chain }),
+  6,
+);
+
 /** Writes an outbox row in the caller's transaction; the dispatchers wake once it commits. */
 export async function recordEvent(
   trx: Kysely<Database>,
@@ -62,10 +77,7 @@ export async function recordEvent(
   chain?: Chain,
 ): Promise<string> {
   const id = newId('event');
-  await trx
-    .insertInto('events')
-    .values({ id, project_id: projectId, type, data: JSON.stringify(data), created, chain: chainText(chain) })
-    .execute();
+  await trx.executeQuery(insertEvent(trx, id, projectId, type, JSON.stringify(data), created, chainText(chain)));
   await wake(trx, EVENTS_READY);
   return id;
 }
