@@ -8,7 +8,7 @@ import type { Database } from './schema.js';
 // transaction that rolled back, and never forgotten after one that committed.
 //
 // Writes to rows that many transactions share (a project's counters and usage, a media's
-// `updated`) are held back with `lastWrite` and made at the end of the transaction, with its
+// `updated`) are held back with `heldWrite` and made at the end of the transaction, with its
 // NOTIFYs: on PostgreSQL a row lock lasts until the commit, so a shared row written early made
 // every concurrent transaction that writes it wait through all of the first one's round trips
 // (measured: two worker processes' task completions queued behind each other's for ~300 ms
@@ -17,18 +17,16 @@ import type { Database } from './schema.js';
 /** A statement made at the end of a transaction from what was gathered for it. */
 type Compiled = Compilable & { execute(): Promise<unknown> };
 
-/** Rows gathered by key for one held-back write, and how to write them (sorted by key). */
-interface Held {
-  rows: Map<string, unknown>;
-  build(trx: Kysely<Database>, entries: [string, unknown][]): Compiled;
-}
-
 interface TxState {
   woken: Set<WorkSignal>;
-  last: Map<string, Held>;
+  /** The held-back writes by name, each making its statement from the rows it gathered. */
+  last: Map<string, (trx: Kysely<Database>) => Compiled>;
 }
 
 const pending = new WeakMap<Kysely<Database>, TxState>();
+
+/** Entries (and held-back writes) by key: concurrent transactions lock shared rows in one order. */
+const byKey = (a: [string, unknown], b: [string, unknown]) => (a[0] < b[0] ? -1 : 1);
 
 /** Runs `fn` in a transaction; the wake-ups it asked for fire in this process after the commit. */
 export async function transact<T>(db: Kysely<Database>, fn: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
@@ -49,8 +47,7 @@ export async function transact<T>(db: Kysely<Database>, fn: (trx: Kysely<Databas
  * on PostgreSQL one statement, data-modifying CTEs beside the pg_notify calls.
  */
 async function flushLast(trx: Kysely<Database>, state: TxState): Promise<void> {
-  const byKey = (a: [string, unknown], b: [string, unknown]) => (a[0] < b[0] ? -1 : 1);
-  const writes = [...state.last.entries()].sort(byKey).map(([, h]) => h.build(trx, [...h.rows.entries()].sort(byKey)));
+  const writes = [...state.last.entries()].sort(byKey).map(([, write]) => write(trx));
   if (trx.getExecutor().adapter instanceof SqliteAdapter) {
     for (const w of writes) await w.execute();
     return;
@@ -63,25 +60,30 @@ async function flushLast(trx: Kysely<Database>, state: TxState): Promise<void> {
 }
 
 /**
- * The rows of the held-back write `name` in `db`'s transaction, for the caller to add to or merge
- * into; at the end `build` makes one statement of them, sorted by key (so concurrent transactions
- * lock shared rows in one order). null when `db` is not a transaction opened by transact: the
- * caller writes at once.
+ * A write held back to the end of a transact transaction: `rowsIn(db)` gives the rows gathered by
+ * key in `db`'s transaction, for the caller to add to or merge into (null when `db` is not one
+ * opened by transact: the caller writes at once); at the end `build` makes one statement of them,
+ * sorted by key (so concurrent transactions lock shared rows in one order). Made once per module.
  */
-export function heldRows<T>(
-  db: Kysely<Database>,
+export function heldWrite<T>(
   name: string,
   build: (trx: Kysely<Database>, entries: [string, T][]) => Compiled,
-): Map<string, T> | null {
-  const state = pending.get(db);
-  if (!state) return null;
-  let held = state.last.get(name);
-  if (!held) {
-    // One name, one row type: the map and its builder are made together, here.
-    held = { rows: new Map<string, T>(), build: build as Held['build'] };
-    state.last.set(name, held);
-  }
-  return held.rows as Map<string, T>;
+): { rowsIn(db: Kysely<Database>): Map<string, T> | null } {
+  const gathered = new WeakMap<TxState, Map<string, T>>();
+  return {
+    rowsIn(db) {
+      const state = pending.get(db);
+      if (!state) return null;
+      let rows = gathered.get(state);
+      if (!rows) {
+        const made = new Map<string, T>();
+        gathered.set(state, made);
+        state.last.set(name, (trx) => build(trx, [...made.entries()].sort(byKey)));
+        rows = made;
+      }
+      return rows;
+    },
+  };
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
 import type { CountedResource } from '../hot-reads.js';
-import { heldRows } from '../transact.js';
+import { heldWrite } from '../transact.js';
 
 export type { CountedResource };
 
@@ -22,6 +22,13 @@ function upsert(db: Kysely<Database>, deltas: Delta[]) {
     );
 }
 
+const heldDeltas = heldWrite<Delta>('counters', (t, entries) =>
+  upsert(
+    t,
+    entries.map(([, d]) => d),
+  ),
+);
+
 /**
  * Adjusts a project's exact row count; call inside the transaction that inserts or deletes (in a
  * transact transaction the deltas are added up and written at its end: db/transact.ts).
@@ -32,12 +39,7 @@ export async function bumpCounter(
   resource: CountedResource,
   delta: number,
 ): Promise<void> {
-  const held = heldRows<Delta>(trx, 'counters', (t, entries) =>
-    upsert(
-      t,
-      entries.map(([, d]) => d),
-    ),
-  );
+  const held = heldDeltas.rowsIn(trx);
   if (!held) {
     await upsert(trx, [{ projectId, resource, delta }]).execute();
     return;

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database, UsageCountersTable } from '../schema.js';
-import { heldRows } from '../transact.js';
+import { heldWrite } from '../transact.js';
 
 // The usage counters: a value per project, metric and UTC hour and day, added to where the
 // thing counted happens (a task's end, in its transaction) or in batches (bytes delivered).
@@ -36,18 +36,20 @@ function upsert(db: Kysely<Database>, rows: UsageCountersTable[]) {
     );
 }
 
+const heldUsage = heldWrite<UsageCountersTable>('usage_counters', (t, entries) =>
+  upsert(
+    t,
+    entries.map(([, r]) => r),
+  ),
+);
+
 /**
  * Adds each delta to its hour's and its day's row, in one statement (in a transact transaction,
  * added up with the transaction's other deltas and written at its end: db/transact.ts).
  */
 export async function addUsage(db: Kysely<Database>, deltas: UsageDelta[]): Promise<void> {
   if (deltas.length === 0) return;
-  const held = heldRows<UsageCountersTable>(db, 'usage_counters', (t, entries) =>
-    upsert(
-      t,
-      entries.map(([, r]) => r),
-    ),
-  );
+  const held = heldUsage.rowsIn(db);
   // One row per key: PostgreSQL refuses a statement that updates a row twice.
   const rows = held ?? new Map<string, UsageCountersTable>();
   for (const d of deltas) {
