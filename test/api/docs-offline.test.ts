@@ -135,7 +135,13 @@ describe('/docs with every control clicked', { skip }, () => {
       console.log(`clicked ${clicked.size} controls: ${[...labels].join(' · ')}`);
       assert.ok(clicked.size >= 100, `clicked only ${clicked.size} controls`);
       // The request client's Send is labelled "Send post request to https://…".
-      for (const expected of [/^Send .*request to /, /Show Password/, /Download OpenAPI Document json/, /^curl/, /Test Request/])
+      for (const expected of [
+        /^Send .*request to /,
+        /Show Password/,
+        /Download OpenAPI Document json/,
+        /^curl/,
+        /Test Request/,
+      ])
         assert.ok(
           [...labels].some((l) => expected.test(l)),
           `a control matching ${expected} was among those clicked`,
