@@ -19,7 +19,7 @@ const MAX_CLICKS = 400;
 
 // The page and the hosts it may reach do not depend on the database, and the API calls its Send
 // buttons make are tested on both databases elsewhere: the PostgreSQL pass of the API suite skips
-// this test's two to four minutes of clicking (it runs in npm test on the embedded default).
+// this test's half-minute of clicking (it runs in npm test on the embedded default).
 const skip = !chromiumAvailable()
   ? 'Debian chromium is not installed'
   : process.env.MEDIAD_TEST_DATABASE_URL
