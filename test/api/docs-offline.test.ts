@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { chromiumAvailable, guardedPage, launchBrowser } from '../helpers/browser.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { sqlitePassOnly } from '../helpers/passes.js';
 
 // /docs makes no request off the server, whatever one clicks (issue 21): Scalar's cloud features
 // (Generate MCP, Ask AI, Deploy, Share, Configure, the client app) are turned off in its
@@ -22,9 +23,7 @@ const MAX_CLICKS = 400;
 // this test's half-minute of clicking (it runs in npm test on the embedded default).
 const skip = !chromiumAvailable()
   ? 'Debian chromium is not installed'
-  : process.env.MEDIAD_TEST_DATABASE_URL
-    ? 'the same page on either database: run in the SQLite pass'
-    : false;
+  : sqlitePassOnly('the same page on either database');
 
 let t: TestServer;
 let browser: Browser;
