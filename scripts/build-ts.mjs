@@ -81,8 +81,9 @@ try {
     .filter((l) => l.startsWith('TSFILE: '))
     .map((l) => path.relative(ROOT, l.slice('TSFILE: '.length).trim()));
 } catch (err) {
-  // tsc prints its diagnostics on stdout.
-  process.stdout.write(err.stdout ?? '');
+  // tsc prints its diagnostics on stdout, among the files it emitted anyway.
+  const lines = String(err.stdout ?? '').split('\n');
+  process.stdout.write(lines.filter((l) => !l.startsWith('TSFILE: ')).join('\n'));
   process.exit(typeof err.status === 'number' ? err.status : 1);
 }
 execFileSync(process.execPath, [path.join(ROOT, 'scripts/bundle-server.mjs')], { cwd: ROOT, stdio: 'inherit' });
