@@ -46,7 +46,8 @@ describe('HTTPS only', () => {
   let t: TestServer;
   let port: number;
   before(async () => {
-    t = await startTestServer({ MEDIAD_TRUST_PROXY: '127.0.0.1' });
+    // Its own CA, made at this first start (the test below checks the files it wrote).
+    t = await startTestServer({ MEDIAD_TRUST_PROXY: '127.0.0.1' }, { ownTls: true });
     port = Number(new URL(t.base).port);
   });
   after(() => t.stop());

@@ -7,7 +7,10 @@ import { Agent, request } from 'undici';
 import { loadConfig } from '../../src/config.js';
 import { createKey } from '../../src/services/people/keys.js';
 import { startServer, type RunningServer } from '../../src/server.js';
+import { localTlsDir } from '../../src/tls/ca-file.js';
+import { ensureLocalTls } from '../../src/tls/local-ca.js';
 import { Contract } from './contract.js';
+import { ROOT } from './paths.js';
 
 export interface ApiResponse<T = any> {
   status: number;
@@ -73,8 +76,34 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** Starts mediad over real HTTPS on 127.0.0.1 with a fresh data dir; `env` overrides configuration. */
-export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+/**
+ * Puts a local CA and server certificate for localhost into a new data directory, made once a month
+ * per checkout by mediad's own code (ensureLocalTls) and kept in .test-cache: a new data directory
+ * otherwise makes two RSA keys, ~0.4 s of CPU each, and a test run starts some 200 servers. The
+ * server finds them valid and uses them as it would its own; making them at a first start is what
+ * the tests that start `mediad serve` on a new data directory (first-hour, cli-first-hour) cover.
+ */
+async function seedTls(dataDir: string): Promise<void> {
+  const cache = path.join(ROOT, '.test-cache');
+  const shared = path.join(cache, `tls-${new Date().toISOString().slice(0, 7)}`);
+  if (!(await fs.stat(path.join(shared, 'server.crt')).catch(() => null))) {
+    await fs.mkdir(cache, { recursive: true });
+    const made = await fs.mkdtemp(path.join(cache, 'tls-new-'));
+    await ensureLocalTls({ dir: made, hosts: ['localhost'] });
+    // Another test process may have made its own meanwhile: the first rename wins, the rest are dropped.
+    await fs.rename(made, shared).catch(() => fs.rm(made, { recursive: true, force: true }));
+  }
+  await fs.cp(shared, localTlsDir(dataDir), { recursive: true });
+}
+
+/**
+ * Starts mediad over real HTTPS on 127.0.0.1 with a fresh data dir; `env` overrides configuration.
+ * `ownTls`: the server makes its own CA and certificate, as at a first start, instead of the shared ones.
+ */
+export async function startTestServer(
+  env: Record<string, string> = {},
+  { ownTls = false }: { ownTls?: boolean } = {},
+): Promise<TestServer> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'mediad-test-'));
   const port = await freePort();
   const config = loadConfig({
@@ -89,6 +118,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     MEDIAD_PASSWORD_SCRYPT_LOG_N: '14',
     ...env,
   });
+  if (!ownTls) await seedTls(dataDir);
   const database = await testDatabase();
   if (database) Object.assign(config, { database });
   const server = await startServer(config);
