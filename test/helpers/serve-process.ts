@@ -136,7 +136,7 @@ export async function servesOnPostgres(
   env: Record<string, string>,
   names: { org: string; project: string },
 ): Promise<ServesOnPostgres> {
-  const database = await testDatabase();
+  const database = await testDatabase({ migrated: true });
   if (!database) throw new Error('servesOnPostgres needs MEDIAD_TEST_DATABASE_URL');
   const opened = openDatabase(database);
   const servers: ServeProcess[] = [];

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
@@ -5,6 +6,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { Agent, request } from 'undici';
 import { loadConfig } from '../../src/config.js';
+import { migrate, openDatabase } from '../../src/db/connect.js';
 import { createKey } from '../../src/services/people/keys.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { localTlsDir } from '../../src/tls/ca-file.js';
@@ -42,17 +44,56 @@ export interface CallOptions {
 }
 
 /**
- * With MEDIAD_TEST_DATABASE_URL=postgres://… each test server gets a fresh PostgreSQL
- * database, dropped at stop; otherwise the server's default SQLite file is used.
+ * A database at the current schema to copy test databases from (CREATE DATABASE … TEMPLATE): on
+ * this machine a copy takes ~0.1 s where migrating a new database takes ~0.4 s, for each of the
+ * PostgreSQL pass's servers. Named after the migrations' text, so a changed migration makes another;
+ * made once per PostgreSQL server (under an advisory lock, as a test run's processes start together),
+ * under a temporary name renamed when migrated, so a failed migration leaves no template behind.
  */
-export async function testDatabase() {
+async function migratedTemplate(admin: pg.Client, adminUrl: string): Promise<string> {
+  const dir = path.join(ROOT, 'src/db/migrations');
+  const hash = createHash('sha256');
+  for (const file of (await fs.readdir(dir)).sort()) hash.update(file).update(await fs.readFile(path.join(dir, file)));
+  const name = `mediad_template_${hash.digest('hex').slice(0, 16)}`;
+  await admin.query('SELECT pg_advisory_lock(hashtext($1))', [name]);
+  try {
+    if ((await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount) return name;
+    const making = `${name}_${process.pid}`;
+    await admin.query(`DROP DATABASE IF EXISTS ${making}`);
+    await admin.query(`CREATE DATABASE ${making}`);
+    const url = new URL(adminUrl);
+    url.pathname = `/${making}`;
+    const opened = openDatabase({ dialect: 'postgres', url: url.toString(), poolSize: 1 });
+    try {
+      await migrate(opened.db);
+    } finally {
+      await opened.close();
+    }
+    await admin.query(`ALTER DATABASE ${making} RENAME TO ${name}`);
+    return name;
+  } finally {
+    await admin.query('SELECT pg_advisory_unlock(hashtext($1))', [name]);
+  }
+}
+
+/**
+ * With MEDIAD_TEST_DATABASE_URL=postgres://… each test server gets a fresh PostgreSQL
+ * database, dropped at stop; otherwise the server's default SQLite file is used. `migrated`: a copy
+ * of a database already at the current schema (what a server would make of an empty one at start);
+ * otherwise empty, for tests of the migrations themselves.
+ */
+export async function testDatabase({ migrated = false }: { migrated?: boolean } = {}) {
   const adminUrl = process.env.MEDIAD_TEST_DATABASE_URL;
   if (!adminUrl) return null;
   const name = `mediad_test_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
+  try {
+    const template = migrated ? ` TEMPLATE ${await migratedTemplate(admin, adminUrl)}` : '';
+    await admin.query(`CREATE DATABASE ${name}${template}`);
+  } finally {
+    await admin.end();
+  }
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   return {
@@ -119,7 +160,7 @@ export async function startTestServer(
     ...env,
   });
   if (!ownTls) await seedTls(dataDir);
-  const database = await testDatabase();
+  const database = await testDatabase({ migrated: true });
   if (database) Object.assign(config, { database });
   const server = await startServer(config);
   const ca = await fs.readFile(server.caCertPath!, 'utf8');
