@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Agent, request } from 'undici';
 import type { ApiResponse } from './server.js';
 import type { Kysely } from 'kysely';
-import { migrate, openDatabase } from '../../src/db/connect.js';
+import { openDatabase } from '../../src/db/connect.js';
 import type { Database } from '../../src/db/schema.js';
 import { systemClock } from '../../src/deps.js';
 import { createKey } from '../../src/services/people/keys.js';
@@ -148,7 +148,6 @@ export async function servesOnPostgres(
     await database.drop();
   };
   try {
-    await migrate(opened.db);
     const key = await createKey({ db: opened.db, clock: systemClock }, names.org, names.project);
     for (const dir of dataDirs) {
       servers.push(await spawnServe(dir, { MEDIAD_DATABASE_URL: database.url, MEDIAD_SERVE_WORKERS: 'false', ...env }));
