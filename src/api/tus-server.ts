@@ -41,7 +41,8 @@ export interface TusService {
 export async function createTusService(deps: Deps, store: UploadStore): Promise<TusService> {
   const datastore = await store.datastore();
   const advisory = deps.config.database.dialect === 'postgres' ? createAdvisoryLocker(deps.config.database.url) : null;
-  const locker: Locker = advisory ?? new MemoryLocker();
+  // Tracked so that a PATCH body handed to the store stops when the library stops its request.
+  const locker: Locker = store.handoff.tracking(advisory ?? new MemoryLocker());
   const contexts = new WeakMap<Request, TusContext>();
 
   /** Runs a hook with the request's context; a failure is kept for the route and tus is told the status. */

@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { Readable } from 'node:stream';
+import { pipeline, Readable, Transform } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
@@ -87,7 +87,7 @@ const READ_AHEAD_BYTES = 1024 * 1024;
  * passes on (to detach it from Node's pool). Not ReadableStream.from: it reads nothing ahead, so
  * the socket waited for each piece's disk write.
  */
-function webBody(pieces: AsyncGenerator<Buffer>): ReadableStream<Uint8Array> {
+function streamedBody(pieces: AsyncGenerator<Buffer>): ReadableStream<Uint8Array> {
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
@@ -103,8 +103,32 @@ function webBody(pieces: AsyncGenerator<Buffer>): ReadableStream<Uint8Array> {
   );
 }
 
-/** The Web Request the library reads, with the body streamed from `body` (the request itself unless given). */
-function webRequest(deps: Deps, req: FastifyRequest, body?: Readable): Request {
+/** The body the library reads: a token for `source` handed to the store, or `source` itself streamed. */
+function webBody(tus: TusService, req: FastifyRequest, source: Readable): ReadableStream<Uint8Array> {
+  const length = Number(req.headers['content-length']);
+  return length >= 1 ? tus.store.handoff.token(counted(source)) : streamedBody(coalesce(source));
+}
+
+/** `body` with each piece counted as received (upload-memory.ts), for a body handed to the store. */
+function counted(body: Readable): Readable {
+  const out = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      bodyReceived(chunk.length);
+      done(null, chunk);
+    },
+  });
+  // A failure (the client went away) reaches the store's write through `out`, which keeps what came.
+  pipeline(body, out, () => {});
+  return out;
+}
+
+/**
+ * The Web Request the library reads, with the body streamed from `body` (the request itself unless
+ * given). A body that declares its length is handed to the store (storage/tus-handoff.ts); one sent
+ * in chunks without a length goes through the library's stream, whose limiter holds it to the
+ * upload's length.
+ */
+function webRequest(deps: Deps, tus: TusService, req: FastifyRequest, body?: Readable): Request {
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
     if (typeof value === 'string') headers.set(name, value);
@@ -114,7 +138,7 @@ function webRequest(deps: Deps, req: FastifyRequest, body?: Readable): Request {
   return new Request(`${deps.config.publicUrl}${req.url}`, {
     method: req.method,
     headers,
-    ...(withBody ? { body: webBody(coalesce(body ?? req.raw)), duplex: 'half' } : {}),
+    ...(withBody ? { body: webBody(tus, req, body ?? req.raw), duplex: 'half' } : {}),
   });
 }
 
@@ -127,7 +151,7 @@ async function handle(
   body?: Readable,
 ) {
   const tus = await service();
-  const request = webRequest(deps, req, body);
+  const request = webRequest(deps, tus, req, body);
   tus.contexts.set(request, ctx);
   let res: Response;
   try {

@@ -15,6 +15,7 @@ import type { MetadataValue } from '@tus/s3-store';
 import type { DataStore } from '@tus/utils';
 import { createS3Client, s3ClientConfig, s3KeyRoot, type S3BlobStoreOptions } from './s3-blob-store.js';
 import { isMissingObject } from './s3-helpers.js';
+import { BodyHandoff, stoppable } from './tus-handoff.js';
 import { knownLengthCache, UPLOAD_ID, type UploadStore } from './tus-store.js';
 import { validateKey } from './keys.js';
 
@@ -48,6 +49,7 @@ export function createS3UploadStore(
   const root = `${blobRoot}uploads/`;
   const client: S3Client = createS3Client(opts);
   let store: Promise<DataStore> | undefined;
+  const handoff = new BodyHandoff();
   const keyOf = (id: string) => {
     if (!UPLOAD_ID.test(id)) throw new Error(`not an upload id: ${id}`);
     return `${root}${id}`;
@@ -72,6 +74,7 @@ export function createS3UploadStore(
   }
 
   return {
+    handoff,
     datastore: () =>
       (store ??= import('@tus/s3-store').then(({ S3Store }) => {
         class PrefixedS3Store extends S3Store {
@@ -92,6 +95,12 @@ export function createS3UploadStore(
               (next) => async (args) => next({ ...args, input: underPrefix(args.input, root) }),
               { step: 'initialize', name: 'mediadTusKeyPrefix' },
             );
+          }
+
+          /** A handed body (./tus-handoff.ts) is cut into parts as the library's stream would be. */
+          override async write(readable: Readable, id: string, offset: number): Promise<number> {
+            const { body, stop } = await handoff.take(readable, id);
+            return super.write(body === readable ? readable : stoppable(body, stop), id, offset);
           }
         }
         return new PrefixedS3Store();

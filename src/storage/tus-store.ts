@@ -1,10 +1,11 @@
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, type WriteStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { finished, pipeline } from 'node:stream/promises';
 import type { DataStore, KvStore } from '@tus/utils';
 import type { BlobStat } from './blob-store.js';
+import { BodyHandoff, drain } from './tus-handoff.js';
 
 // Where unfinished resumable uploads (tus) keep their bytes, through the tus library's stores:
 // - disk (the default, and with disk blob storage): a directory of the data dir, one file per
@@ -16,6 +17,8 @@ import type { BlobStat } from './blob-store.js';
 // The library's modules are imported on first use (the first tus request), not at start-up.
 
 export interface UploadStore {
+  /** PATCH bodies handed to this store's writes past the library's stream chain (./tus-handoff.ts). */
+  readonly handoff: BodyHandoff;
   /** The tus library's store for these uploads (its module is imported on the first call). */
   datastore(): Promise<DataStore>;
   /** Makes `dest` a local file with a finished upload's bytes (disk: a hard link; S3: a download), to be probed. */
@@ -38,11 +41,13 @@ const WRITE_BUFFER = 1024 * 1024;
 
 export function createDiskUploadStore(directory: string, expiryMs: number): UploadStore {
   let store: Promise<DataStore> | undefined;
+  const handoff = new BodyHandoff();
   const localPath = (id: string) => {
     if (!UPLOAD_ID.test(id)) throw new Error(`not an upload id: ${id}`);
     return path.join(directory, id);
   };
   return {
+    handoff,
     datastore: () =>
       (store ??= Promise.all([import('@tus/file-store'), import('@tus/utils')]).then(
         ([{ FileStore, FileConfigstore }, { ERRORS }]) => {
@@ -50,17 +55,24 @@ export function createDiskUploadStore(directory: string, expiryMs: number): Uplo
            * The library's store, writing a PATCH's body through a 1 MiB buffer: the body comes in
            * 64 KiB pieces (api/uploads-tus.ts), which the library's write stream (16 KiB buffer)
            * wrote with one write() each, a trip to the thread pool apiece (16,384 per GB);
-           * buffered, they go as one writev() per MiB, as a PUT's do. Otherwise as the library's.
+           * buffered, they go as one writev() per MiB, as a PUT's do. A handed body (the request's
+           * own stream) is written as it comes. Otherwise as the library's.
            */
           class BatchedFileStore extends FileStore {
             override async write(readable: Readable, id: string, offset: number): Promise<number> {
-              const out = createWriteStream(localPath(id), { flags: 'r+', start: offset, highWaterMark: WRITE_BUFFER });
+              let out: WriteStream | undefined;
               try {
-                await pipeline(readable, out);
+                const { body, stop } = await handoff.take(readable, id);
+                out = createWriteStream(localPath(id), { flags: 'r+', start: offset, highWaterMark: WRITE_BUFFER });
+                if (body === readable) await pipeline(readable, out);
+                else {
+                  drain(body, out, stop);
+                  await finished(out);
+                }
               } catch {
                 throw ERRORS.FILE_WRITE_ERROR;
               }
-              return offset + out.bytesWritten;
+              return offset + (out?.bytesWritten ?? 0);
             }
           }
           return new BatchedFileStore({

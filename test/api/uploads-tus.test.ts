@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
+import https from 'node:https';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { request } from 'undici';
@@ -272,6 +273,49 @@ describe('tus uploads (/uploads/tus)', { timeout: 90_000 }, () => {
     assert.equal(del.status, 204);
     const gone = await t.call('HEAD', loc, { key, headers: tusHeaders(key) });
     assert.equal(gone.status, 404);
+  });
+
+  it('a PATCH whose client stalls gives way to the next PATCH of the upload, keeping the bytes that came', async () => {
+    // The stalled request's body is written by the store directly (storage/tus-handoff.ts): it must
+    // stop when the library lets the waiting request take the lock (after its lockDrainTimeout, 3 s),
+    // or the second PATCH would wait for the lock until it times out (30 s).
+    const file = wav(4);
+    const first = 256 * 1024;
+    const created = await t.call('POST', '/uploads/tus', {
+      key,
+      headers: tusHeaders(key, { 'upload-length': String(file.length) }),
+    });
+    const loc = new URL(created.headers.location!).pathname;
+    const octet = { 'content-type': 'application/offset+octet-stream' };
+    const stalled = https.request(`${t.base}${loc}`, {
+      method: 'PATCH',
+      ca,
+      headers: tusHeaders(key, { ...octet, 'upload-offset': '0', 'content-length': String(file.length) }),
+    });
+    stalled.on('error', () => {}); // destroyed below
+    stalled.write(file.subarray(0, first));
+    try {
+      let offset = '';
+      for (let i = 0; i < 100 && offset !== String(first); i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        offset = (await t.call('HEAD', loc, { key, headers: tusHeaders(key) })).headers['upload-offset'] ?? '';
+      }
+      assert.equal(offset, String(first), 'the stalled PATCH wrote what it received');
+      const rest = await t.call('PATCH', loc, {
+        key,
+        headers: tusHeaders(key, { ...octet, 'upload-offset': String(first) }),
+        raw: file.subarray(first),
+      });
+      assert.equal(rest.status, 204);
+      assert.equal(rest.headers['upload-offset'], String(file.length));
+      const fileId = rest.headers['mediad-file-id'];
+      assert.ok(fileId?.startsWith('file_'));
+      const got = await t.call('GET', `/files/${fileId}`, { key });
+      const blob = await request(got.json.data.url, { dispatcher: t.agent, headers: { authorization: `Bearer ${key}` } });
+      assert.equal(sha256(Buffer.from(await blob.body.arrayBuffer())), sha256(file));
+    } finally {
+      stalled.destroy();
+    }
   });
 
   it('bytes that are not media are refused at the last byte (422) and the upload is gone', async () => {
