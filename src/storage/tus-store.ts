@@ -53,10 +53,10 @@ export function createDiskUploadStore(directory: string, expiryMs: number): Uplo
         ([{ FileStore, FileConfigstore }, { ERRORS }]) => {
           /**
            * The library's store, writing a PATCH's body through a 1 MiB buffer: the body comes in
-           * 64 KiB pieces (api/uploads-tus.ts), which the library's write stream (16 KiB buffer)
-           * wrote with one write() each, a trip to the thread pool apiece (16,384 per GB);
-           * buffered, they go as one writev() per MiB, as a PUT's do. A handed body (the request's
-           * own stream) is written as it comes. Otherwise as the library's.
+           * TLS records (16 KiB; a body handed over by the route, ./tus-handoff.ts) or 64 KiB
+           * pieces (one the library streams, api/uploads-tus.ts), which the library's write stream
+           * (16 KiB buffer) wrote with one write() each, a trip to the thread pool apiece;
+           * buffered, they go as one writev() per MiB, as a PUT's do. Otherwise as the library's.
            */
           class BatchedFileStore extends FileStore {
             override async write(readable: Readable, id: string, offset: number): Promise<number> {

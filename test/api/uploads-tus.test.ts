@@ -311,7 +311,10 @@ describe('tus uploads (/uploads/tus)', { timeout: 90_000 }, () => {
       const fileId = rest.headers['mediad-file-id'];
       assert.ok(fileId?.startsWith('file_'));
       const got = await t.call('GET', `/files/${fileId}`, { key });
-      const blob = await request(got.json.data.url, { dispatcher: t.agent, headers: { authorization: `Bearer ${key}` } });
+      const blob = await request(got.json.data.url, {
+        dispatcher: t.agent,
+        headers: { authorization: `Bearer ${key}` },
+      });
       assert.equal(sha256(Buffer.from(await blob.body.arrayBuffer())), sha256(file));
     } finally {
       stalled.destroy();

@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'node:test';
-import { COLLECT_EVERY_BYTES, bodyReceived, uploadCollections } from '../../src/api/upload-memory.js';
+import {
+  COLLECT_EVERY_BYTES,
+  FULL_COLLECT_EVERY_BYTES,
+  bodyReceived,
+  uploadCollections,
+  uploadFullCollections,
+} from '../../src/api/upload-memory.js';
 
 // An upload's TLS records are buffers outside V8's heap that V8 frees only when it collects their
 // small JS objects: without the collection every COLLECT_EVERY_BYTES of body, dead records piled up
@@ -15,6 +21,15 @@ describe('upload body memory', () => {
     const chunk = 16 * 1024;
     for (let sent = 0; sent < 3 * COLLECT_EVERY_BYTES; sent += chunk) bodyReceived(chunk);
     assert.equal(uploadCollections() - before, 3);
+  });
+
+  it('collects the whole heap once per FULL_COLLECT_EVERY_BYTES of body, in place of a young collection', () => {
+    const young = uploadCollections();
+    const full = uploadFullCollections();
+    const periods = 2 * (FULL_COLLECT_EVERY_BYTES / COLLECT_EVERY_BYTES);
+    for (let i = 0; i < periods; i++) bodyReceived(COLLECT_EVERY_BYTES);
+    assert.equal(uploadFullCollections() - full, 2);
+    assert.equal(uploadCollections() - young, periods - 2);
   });
 
   it('frees dead 16 KiB records as the body arrives, long before V8 would on its own', async () => {
