@@ -1,4 +1,4 @@
-import { createWriteStream, type WriteStream } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
@@ -60,10 +60,11 @@ export function createDiskUploadStore(directory: string, expiryMs: number): Uplo
            */
           class BatchedFileStore extends FileStore {
             override async write(readable: Readable, id: string, offset: number): Promise<number> {
-              let out: WriteStream | undefined;
+              const { body, stop } = await handoff.take(readable, id).catch(() => {
+                throw ERRORS.FILE_WRITE_ERROR;
+              });
+              const out = createWriteStream(localPath(id), { flags: 'r+', start: offset, highWaterMark: WRITE_BUFFER });
               try {
-                const { body, stop } = await handoff.take(readable, id);
-                out = createWriteStream(localPath(id), { flags: 'r+', start: offset, highWaterMark: WRITE_BUFFER });
                 if (body === readable) await pipeline(readable, out);
                 else {
                   drain(body, out, stop);
@@ -72,7 +73,7 @@ export function createDiskUploadStore(directory: string, expiryMs: number): Uplo
               } catch {
                 throw ERRORS.FILE_WRITE_ERROR;
               }
-              return offset + (out?.bytesWritten ?? 0);
+              return offset + out.bytesWritten;
             }
           }
           return new BatchedFileStore({

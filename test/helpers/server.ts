@@ -51,7 +51,7 @@ export interface CallOptions {
  * under a temporary name renamed when migrated (and dropped if the migration fails), so no half-migrated
  * template is ever used.
  */
-async function migratedTemplate(admin: pg.Client, adminUrl: string): Promise<string> {
+async function makeMigratedTemplate(admin: pg.Client, adminUrl: string): Promise<string> {
   const dir = path.join(ROOT, 'src/db/migrations');
   const hash = createHash('sha256');
   for (const file of (await fs.readdir(dir)).sort()) hash.update(file).update(await fs.readFile(path.join(dir, file)));
@@ -78,6 +78,16 @@ async function migratedTemplate(admin: pg.Client, adminUrl: string): Promise<str
   } finally {
     await admin.query('SELECT pg_advisory_unlock(hashtext($1))', [name]);
   }
+}
+
+let template: Promise<string> | undefined;
+/** The template's name, found or made once per test process (a failure is tried again by the next server). */
+function migratedTemplate(admin: pg.Client, adminUrl: string): Promise<string> {
+  template ??= makeMigratedTemplate(admin, adminUrl).catch((err: unknown) => {
+    template = undefined;
+    throw err;
+  });
+  return template;
 }
 
 /**
