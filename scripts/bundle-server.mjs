@@ -24,7 +24,9 @@ const EXTERNAL = [
   '@tensorflow/*',
   'nsfwjs',
   'nsfwjs/*',
-  '@tus/*',
+  '@tus/utils',
+  '@tus/file-store',
+  '@tus/s3-store',
   '@aws-sdk/*',
   'pg',
   'ioredis',
@@ -32,6 +34,17 @@ const EXTERNAL = [
   'pino',
   '@fastify/swagger',
 ];
+
+// @tus/server is bundled (into the chunk loaded by the first tus request) so that its import of
+// srvx's Node adapter can be left out: see bundle-shims/srvx-node.mjs.
+const withoutSrvxNodeAdapter = {
+  name: 'without-srvx-node-adapter',
+  setup(b) {
+    b.onResolve({ filter: /^srvx\/node$/ }, () => ({
+      path: path.resolve('scripts/bundle-shims/srvx-node.mjs'),
+    }));
+  },
+};
 
 // Chunks of an earlier build have other hashes: remove them so they do not pile up.
 for (const name of readdirSync(OUT)) if (/^chunk-.*\.js(\.map)?$/.test(name)) rmSync(path.join(OUT, name));
@@ -52,6 +65,7 @@ const result = await build({
   platform: 'node',
   target: 'node20',
   external: EXTERNAL,
+  plugins: [withoutSrvxNodeAdapter],
   sourcemap: true,
   logLevel: 'warning',
   // CommonJS packages bundled into an ES module still call require() for Node's built-ins.
