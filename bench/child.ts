@@ -4,6 +4,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Agent, request } from 'undici';
+import { mediadCommand } from './lib.js';
 
 export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 export const pct = (xs: number[], p: number) =>
@@ -23,14 +24,12 @@ export async function startMediad(extraEnv: Record<string, string> = {}) {
     MEDIAD_RATE_LIMIT_PER_MINUTE: '10000000',
     ...extraEnv,
   };
-  const cli = ['--import', 'tsx', path.resolve('src/cli.ts')];
+  // The built command through its #! line, as users run it (not the sources through tsx).
+  const cli = await mediadCommand();
   const key = JSON.parse(
-    execFileSync(process.execPath, [...cli, 'keys', 'create', '--org', 'bench', '--project', 'tasks', '--json'], {
-      env,
-      encoding: 'utf8',
-    }),
+    execFileSync(cli, ['keys', 'create', '--org', 'bench', '--project', 'tasks', '--json'], { env, encoding: 'utf8' }),
   ).key as string;
-  const child = spawn(process.execPath, [...cli, 'serve'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(cli, ['serve'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
   const base = `https://localhost:${port}`;
   for (let i = 0; ; i++) {
     try {

@@ -116,6 +116,16 @@ async function shebangEnv(script: string): Promise<Record<string, string>> {
 let built: Promise<unknown> | null = null;
 
 /**
+ * The mediad command as users run it: dist/src/cli.js (the bundle, built by `npm run build` once per
+ * benchmark run), started through its own #! line so that its node flags and environment apply.
+ */
+export async function mediadCommand(): Promise<string> {
+  built ??= run('npm', ['run', '--silent', 'build'], { cwd: MEDIAD_ROOT });
+  await built;
+  return path.join(MEDIAD_ROOT, 'dist', 'src', 'cli.js');
+}
+
+/**
  * `mediad serve` as users start it: the built command (dist/, compiled by `npm run build` once
  * per benchmark run) through its own #! line, with its node flags. With nodeArgs (e.g. --cpu-prof,
  * which node refuses in NODE_OPTIONS) node is started with the #! line's flags and these.
@@ -124,9 +134,7 @@ export async function startMediad(
   env: NodeJS.ProcessEnv,
   nodeArgs: string[] = [],
 ): Promise<Child & { url: string; ca: Buffer }> {
-  built ??= run('npm', ['run', '--silent', 'build'], { cwd: MEDIAD_ROOT });
-  await built;
-  const cli = path.join(MEDIAD_ROOT, 'dist', 'src', 'cli.js');
+  const cli = await mediadCommand();
   const [command, args] = nodeArgs.length
     ? [process.execPath, [...(await shebangNodeFlags(cli)), ...nodeArgs, cli, 'serve']]
     : [cli, ['serve']];

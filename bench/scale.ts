@@ -13,6 +13,7 @@ import { Agent } from 'undici';
 import SQLite from 'better-sqlite3';
 import { fixture } from '../test/helpers/fixtures.js';
 import { api, listMeta, pct, startMediad, upload, type Mediad } from './child.js';
+import { mediadCommand } from './lib.js';
 
 const ADMIN = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const FILES = Number(process.env.BENCH_FILES ?? 1_000_000);
@@ -28,9 +29,10 @@ async function freshPg(name: string): Promise<string> {
   return url.toString();
 }
 
-function startWorkers(m: Mediad, dbUrl: string, n: number): ChildProcess[] {
+async function startWorkers(m: Mediad, dbUrl: string, n: number): Promise<ChildProcess[]> {
+  const cli = await mediadCommand();
   return Array.from({ length: n }, () =>
-    spawn(process.execPath, ['--import', 'tsx', path.resolve('src/cli.ts'), 'worker'], {
+    spawn(cli, ['worker'], {
       env: {
         ...process.env,
         MEDIAD_DATA_DIR: m.dataDir,
@@ -55,7 +57,7 @@ async function queueRound(workers: number) {
     MEDIAD_SERVE_WORKERS: 'false',
     MEDIAD_RATE_LIMIT_PER_MINUTE: '0',
   });
-  const procs = startWorkers(m, dbUrl, workers);
+  const procs = await startWorkers(m, dbUrl, workers);
   try {
     const file = await upload(m, await fixture('image-png'), 'q.png');
     const body = { kind: 'conditions', file_id: file.id, conditions: [{ prop: 'kind', value: 'image' }] };

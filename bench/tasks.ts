@@ -36,6 +36,7 @@ import {
 } from './child.js';
 import { buildVideoArgs, crfFor, probeFile } from '../src/media/index.js';
 import { fixture } from '../test/helpers/fixtures.js';
+import { mediadCommand } from './lib.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -312,8 +313,9 @@ async function benchPg() {
   const dbUrl = await freshPg('mediad_bench_tasks');
   const m = await startMediad({ MEDIAD_DATABASE_URL: dbUrl, MEDIAD_SERVE_WORKERS: 'false' });
   const perProcess = os.availableParallelism();
+  const cli = await mediadCommand();
   const workers: ChildProcess[] = Array.from({ length: 2 }, () =>
-    spawn(process.execPath, ['--import', 'tsx', path.resolve('src/cli.ts'), 'worker'], {
+    spawn(cli, ['worker'], {
       env: { ...process.env, MEDIAD_DATA_DIR: m.dataDir, MEDIAD_DATABASE_URL: dbUrl, MEDIAD_LOG_LEVEL: 'warn' },
       stdio: ['ignore', 'ignore', 'inherit'],
     }),
