@@ -260,7 +260,7 @@ async function main() {
     // (it starts the SQLite reader and request-log writer threads), then once the tus library is
     // loaded (one creation, then terminated). Settled: the start grows V8's young generation to
     // 16 MB, and V8's memory reducer gives it back 8 s after the start's last full collection
-    // (--gc-memory-reducer-start-delay-ms) once the process is quiet, as a server is before
+    // (V8's default --gc-memory-reducer-start-delay-ms=8000) once the process is quiet, as a server is before
     // most uploads; the young collections an upload asks for (src/api/upload-memory.ts) find
     // almost nothing alive, so it does not grow again.
     await sleep(500);
