@@ -275,6 +275,46 @@ describe('tus uploads (/uploads/tus)', { timeout: 90_000 }, () => {
     assert.equal(gone.status, 404);
   });
 
+  it('tus errors come in the API generation of the request: the envelope, or the bare error with Accept-Version 2025-08-20', async () => {
+    const bare = { 'accept-version': '2025-08-20' };
+    const created = await t.call('POST', '/uploads/tus', { key, headers: tusHeaders(key, { 'upload-length': '8' }) });
+    const loc = new URL(created.headers.location!).pathname;
+    const octet = { 'content-type': 'application/offset+octet-stream' };
+    const cases: [number, (extra: Record<string, string>) => Promise<Awaited<ReturnType<typeof t.call>>>][] = [
+      // Answered by the tus library (its status mapped to an API error).
+      [
+        409,
+        (extra) =>
+          t.call('PATCH', loc, {
+            key,
+            headers: tusHeaders(key, { ...octet, 'upload-offset': '3', ...extra }),
+            raw: Buffer.from('ab'),
+          }),
+      ],
+      // Answered by mediad's route before the library.
+      [
+        415,
+        (extra) =>
+          t.call('PATCH', loc, {
+            key,
+            headers: tusHeaders(key, { 'content-type': 'text/plain', 'upload-offset': '0', ...extra }),
+            raw: Buffer.from('ab'),
+          }),
+      ],
+      [412, (extra) => t.call('POST', '/uploads/tus', { key, headers: { 'upload-length': '10', ...extra } })],
+    ];
+    for (const [status, send] of cases) {
+      const enveloped = await send({});
+      assert.equal(enveloped.status, status);
+      assert.equal(typeof enveloped.json.error.code, 'string', enveloped.text);
+      const plain = await send(bare);
+      assert.equal(plain.status, status);
+      assert.equal(plain.json.error, undefined, plain.text);
+      assert.equal(plain.json.code, enveloped.json.error.code, plain.text);
+      assert.equal(typeof plain.json.message, 'string');
+    }
+  });
+
   it('a PATCH whose client stalls gives way to the next PATCH of the upload, keeping the bytes that came', async () => {
     // The stalled request's body is written by the store directly (storage/tus-handoff.ts): it must
     // stop when the library lets the waiting request take the lock (after its lockDrainTimeout, 3 s),
