@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { request } from 'undici';
 import * as tus from 'tus-js-client';
 import type { LocalS3 } from '../helpers/s3.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { startTestServer, type ApiResponse, type TestServer } from '../helpers/server.js';
 
 /** A PCM WAV of `seconds` of noise (48 kHz stereo: 192 KB a second), which ffprobe reads as audio. */
 function wav(seconds: number): Buffer {
@@ -195,6 +195,32 @@ describe('tus uploads (/uploads/tus)', { timeout: 90_000 }, () => {
     assert.ok(b.fileId);
   });
 
+  it('the last byte fires file.created and starts the automations that listen for it, as a PUT does', async () => {
+    const { key: own } = await t.key('acme', 'automated');
+    const automation = await t.call('POST', '/automations', {
+      key: own,
+      body: { trigger: { kind: 'event', event: 'file.created' }, workflow: [{ kind: 'audio', format: 'mp3' }] },
+    });
+    assert.equal(automation.status, 201, automation.text);
+    const { fileId } = await upload(t, wav(1), { token: own, withCreation: true });
+    const file = (await t.call('GET', `/files/${fileId}`, { key: own })).json.data;
+    const events = (await t.call('GET', '/events?type=file.created&limit=100', { key: own })).json.data;
+    assert.ok(
+      events.some((e: { data: { id: string } }) => e.data.id === fileId),
+      'file.created for the uploaded file',
+    );
+    let run: { automation_id: string } | undefined;
+    for (let i = 0; i < 200 && !run; i++) {
+      const tasks = (await t.call('GET', '/tasks?kind=workflow&limit=100', { key: own })).json.data;
+      run = tasks.find(
+        (x: { automation_id: string; input?: { media_id?: string } }) =>
+          x.automation_id === automation.json.data.id && x.input?.media_id === file.media_id,
+      );
+      if (!run) await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.ok(run, 'the automation started a workflow for the uploaded media');
+  });
+
   it('refuses at creation: Upload-Length over MEDIAD_MAX_FILE_BYTES (413), bad metadata (400), no Tus-Resumable (412)', async () => {
     const big = await t.call('POST', '/uploads/tus', {
       key,
@@ -280,7 +306,7 @@ describe('tus uploads (/uploads/tus)', { timeout: 90_000 }, () => {
     const created = await t.call('POST', '/uploads/tus', { key, headers: tusHeaders(key, { 'upload-length': '8' }) });
     const loc = new URL(created.headers.location!).pathname;
     const octet = { 'content-type': 'application/offset+octet-stream' };
-    const cases: [number, (extra: Record<string, string>) => Promise<Awaited<ReturnType<typeof t.call>>>][] = [
+    const cases: [number, (extra: Record<string, string>) => Promise<ApiResponse>][] = [
       // Answered by the tus library (its status mapped to an API error).
       [
         409,
