@@ -13,6 +13,8 @@ import type { Database } from './schema.js';
 // every concurrent transaction that writes it wait through all of the first one's round trips
 // (measured: two worker processes' task completions queued behind each other's for ~300 ms
 // per task). Made last, in one statement, the lock is held for that statement and the commit.
+// The outbox's events are held back the same way (events/record.ts), not for a lock but for the
+// round trips: on PostgreSQL they join that one statement.
 
 /** A statement made at the end of a transaction from what was gathered for it. */
 type Compiled = Compilable & { execute(): Promise<unknown> };

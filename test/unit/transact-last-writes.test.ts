@@ -1,6 +1,6 @@
-// Shared rows (a project's counters and usage) written at the end of a transact transaction
-// (db/transact.ts): merged, rolled back with it, and on PostgreSQL not locked while the rest of
-// the transaction runs. With MEDIAD_TEST_DATABASE_URL on a fresh PostgreSQL database, else SQLite.
+// Shared rows (a project's counters and usage) and the outbox's events written at the end of a
+// transact transaction (db/transact.ts): merged, rolled back with it, and on PostgreSQL not locked
+// while the rest of the transaction runs. With MEDIAD_TEST_DATABASE_URL on a fresh PostgreSQL database, else SQLite.
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -11,6 +11,7 @@ import { connect, migrate, type Db } from '../../src/db/connect.js';
 import { bumpCounter } from '../../src/db/queries/counters.js';
 import { addUsage } from '../../src/db/queries/usage.js';
 import { transact } from '../../src/db/transact.js';
+import { recordEvent } from '../../src/events/record.js';
 import { testDatabase } from '../helpers/server.js';
 
 let db: Db;
@@ -110,3 +111,37 @@ test(
     assert.equal(await count('p3'), 3);
   },
 );
+
+test('events recorded in a transaction are inserted at its end in the order recorded, and not at all when it fails', async () => {
+  const at = '2026-11-29T07:00:00.000Z';
+  const ids = await transact(db, async (trx) => {
+    const recorded = [];
+    for (const type of ['file.created', 'media.created', 'task.completed'] as const)
+      recorded.push(await recordEvent(trx, 'p4', type, { n: recorded.length }, at));
+    // Held back with the shared rows: not in the outbox yet inside the transaction.
+    assert.deepEqual(await trx.selectFrom('events').select('id').where('project_id', '=', 'p4').execute(), []);
+    return recorded;
+  });
+  const rows = await db
+    .selectFrom('events')
+    .select(['id', 'type', 'data'])
+    .where('project_id', '=', 'p4')
+    .orderBy('seq')
+    .execute();
+  assert.deepEqual(
+    rows.map((r) => [r.id, r.type, JSON.parse(r.data)]),
+    [
+      [ids[0], 'file.created', { n: 0 }],
+      [ids[1], 'media.created', { n: 1 }],
+      [ids[2], 'task.completed', { n: 2 }],
+    ],
+  );
+  await assert.rejects(
+    transact(db, async (trx) => {
+      await recordEvent(trx, 'p5', 'file.created', {}, at);
+      throw new Error('boom');
+    }),
+    /boom/,
+  );
+  assert.deepEqual(await db.selectFrom('events').select('id').where('project_id', '=', 'p5').execute(), []);
+});
