@@ -1,5 +1,5 @@
 import { SqliteAdapter, sql, type Compilable, type Kysely } from 'kysely';
-import { signals, type WorkSignal } from '../signals.js';
+import { signals, TASK_READY, type WorkSignal } from '../signals.js';
 import { notifyQuery } from './notify.js';
 import type { Database } from './schema.js';
 
@@ -39,7 +39,10 @@ export async function transact<T>(db: Kysely<Database>, fn: (trx: Kysely<Databas
     await flushLast(trx, state);
     return r;
   });
-  for (const signal of state.woken) signals.emit(signal);
+  for (const signal of state.woken) {
+    if (signal === TASK_READY) signals.emit(signal);
+    else setImmediate(() => signals.emit(signal));
+  }
   return result;
 }
 
