@@ -1,4 +1,5 @@
-import type { CompiledQuery, Kysely } from 'kysely';
+import { PostgresAdapter, type CompiledQuery, type Kysely } from 'kysely';
+import { nameStatement } from './prepared.js';
 import type { Database } from './schema.js';
 import type { ReaderThread } from './reader.js';
 import type { Renderer } from './renderers.js';
@@ -11,7 +12,8 @@ export interface ReadHandle {
 
 /**
  * A query compiled once per dialect instead of rebuilt on every call (Kysely's builder and
- * compiler cost more than SQLite's lookup, and than a small statement's trip to PostgreSQL).
+ * compiler cost more than SQLite's lookup, and than a small statement's trip to PostgreSQL);
+ * on PostgreSQL it is also a named statement, parsed and planned once per connection (db/prepared.ts).
  * The builder runs once with marker values; the SQL it produces, correct for the connected
  * dialect, is reused with each call's values put where the markers were (an argument may appear
  * several times). Only for queries whose shape does not depend on the values.
@@ -35,6 +37,7 @@ export function compiledTemplate<A extends unknown[], R>(
         throw new Error('compiledTemplate: every argument must appear as a query parameter');
       t = { compiled, slots };
       templates.set(adapter, t);
+      if (adapter instanceof PostgresAdapter) nameStatement(compiled.sql);
     }
     const { compiled, slots } = t;
     return { ...compiled, parameters: compiled.parameters.map((p, i) => (slots[i]! >= 0 ? args[slots[i]!] : p)) };

@@ -20,6 +20,7 @@ import {
 } from 'kysely';
 import type { Config } from '../config.js';
 import type { Database } from './schema.js';
+import { withNamedStatements } from './prepared.js';
 import { ReaderThread } from './reader.js';
 import { statementRowBuilder } from './rows.js';
 import * as m001 from './migrations/001-core.js';
@@ -191,7 +192,7 @@ export function connect(database: Config['database']): Db {
     // the pool; without a listener its 'error' event would crash the process. Queries in flight
     // still fail and report their own errors.
     pool.on('error', () => undefined);
-    return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    return new Kysely<Database>({ dialect: new PostgresDialect({ pool: withNamedStatements(pool) }) });
   }
   if (database.file !== ':memory:') fs.mkdirSync(path.dirname(database.file), { recursive: true });
   const sqlite = new SQLite(database.file);

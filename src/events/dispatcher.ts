@@ -1,6 +1,7 @@
 import { SqliteAdapter, type Kysely } from 'kysely';
 import type { Deps } from '../deps.js';
 import type { Database } from '../db/schema.js';
+import { compiledTemplate } from '../db/compiled.js';
 import { transact } from '../db/transact.js';
 import { Poller } from '../poller.js';
 import { EVENTS_READY } from '../signals.js';
@@ -10,6 +11,17 @@ import type { EventRow } from './record.js';
 export type EventConsumer = (deps: Deps, trx: Kysely<Database>, event: EventRow) => Promise<void>;
 
 const BATCH = 50;
+
+/** The outbox's next batch, compiled once (db/compiled.ts): the dispatcher reads it after every change. */
+const undispatched = compiledTemplate((db: Kysely<Database>) => {
+  const q = db
+    .selectFrom('events')
+    .select(['seq', 'id', 'project_id', 'type', 'data', 'created', 'chain'])
+    .where('dispatched', '=', 0)
+    .orderBy('seq')
+    .limit(BATCH);
+  return db.getExecutor().adapter instanceof SqliteAdapter ? q : q.forUpdate().skipLocked();
+}, 0);
 
 /**
  * Reads the outbox in order and fans each event out to its consumers. The rows they
@@ -48,16 +60,8 @@ export class EventDispatcher {
   }
 
   private async batch(): Promise<number> {
-    const sqlite = this.deps.db.getExecutor().adapter instanceof SqliteAdapter;
     return transact(this.deps.db, async (trx) => {
-      let q = trx
-        .selectFrom('events')
-        .select(['seq', 'id', 'project_id', 'type', 'data', 'created', 'chain'])
-        .where('dispatched', '=', 0)
-        .orderBy('seq')
-        .limit(BATCH);
-      if (!sqlite) q = q.forUpdate().skipLocked();
-      const rows = await q.execute();
+      const { rows } = await trx.executeQuery(undispatched(trx));
       for (const row of rows) for (const consume of this.consumers) await consume(this.deps, trx, row);
       if (rows.length > 0)
         await trx

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { iso, type Deps } from '../../deps.js';
 import { newId } from '../../ids.js';
+import { compiledTemplate } from '../../db/compiled.js';
 import type { Database } from '../../db/schema.js';
 import type { EventConsumer } from '../../events/dispatcher.js';
 import { recordEvent, type EventRow } from '../../events/record.js';
@@ -130,6 +131,13 @@ async function spend(
   return row !== undefined;
 }
 
+/** The project's active automations, compiled once (db/compiled.ts): read for every event. */
+const activeAutomations = compiledTemplate(
+  (db: Kysely<Database>, projectId: string) =>
+    db.selectFrom('automations').selectAll().where('project_id', '=', projectId).where('status', '=', 'active'),
+  1,
+);
+
 /**
  * Starts a workflow task for each active automation whose trigger matches the event. The
  * automation_runs key (event, automation) makes a redelivered event a no-op.
@@ -143,14 +151,9 @@ async function spend(
  * `quotas.pendingTasksPerProject` allows.
  */
 export const automationConsumer: EventConsumer = async (deps, trx, event) => {
-  const automations = (
-    await trx
-      .selectFrom('automations')
-      .selectAll()
-      .where('project_id', '=', event.project_id)
-      .where('status', '=', 'active')
-      .execute()
-  ).filter((a) => (JSON.parse(a.trigger) as Trigger).event === event.type);
+  const automations = (await trx.executeQuery(activeAutomations(trx, event.project_id))).rows.filter(
+    (a) => (JSON.parse(a.trigger) as Trigger).event === event.type,
+  );
   if (automations.length === 0) return;
 
   const data = JSON.parse(event.data) as Record<string, unknown>;

@@ -4,6 +4,7 @@ import { iso } from '../../deps.js';
 import { AppError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import type { Database, TaskStatus } from '../../db/schema.js';
+import { compiledTemplate } from '../../db/compiled.js';
 import { bumpCounter } from '../../db/queries/counters.js';
 import { readCounter } from '../../db/hot-reads.js';
 import { listPage, type Page, type PageRequest } from '../../db/paginate.js';
@@ -23,8 +24,15 @@ import { normalizeFolder } from './paths.js';
 
 type Scope = { projectId: string };
 
+/** Compiled once (db/compiled.ts): every task's completion and every automation run reads its media. */
+const mediaById = compiledTemplate(
+  (db: Kysely<Database>, projectId: string, id: string) =>
+    db.selectFrom('media').selectAll().where('project_id', '=', projectId).where('id', '=', id),
+  2,
+);
+
 export async function findMedia(db: Kysely<Database>, projectId: string, id: string): Promise<MediaRow | undefined> {
-  return db.selectFrom('media').selectAll().where('project_id', '=', projectId).where('id', '=', id).executeTakeFirst();
+  return (await db.executeQuery(mediaById(db, projectId, id))).rows[0];
 }
 
 /** Files of several media in one query, oldest first, grouped by media id. */
