@@ -10,10 +10,24 @@ import type pgModule from 'pg';
 // names stay few (a statement whose text varies with its values would name a new one each time).
 
 const names = new Map<string, string>();
+let made = 0;
 
 /** Names `sql` for PostgreSQL's extended protocol: each connection prepares it at its first use. */
 export function nameStatement(sql: string): void {
-  if (!names.has(sql)) names.set(sql, `mediad_${names.size}`);
+  if (!names.has(sql)) names.set(sql, `mediad_${made++}`);
+}
+
+/**
+ * PostgreSQL refuses a statement prepared before its table changed shape when its rows would change
+ * with it (`select *` after a newer mediad's migration added a column, in a rolling upgrade):
+ * "cached plan must not change result type", before running it. The statement gets a new name,
+ * prepared afresh at its next use on every connection.
+ */
+const STALE_PLAN = '0A000';
+function renameStale(sql: string, err: unknown): boolean {
+  if (!(err instanceof Error) || !('code' in err) || err.code !== STALE_PLAN || !names.has(sql)) return false;
+  names.set(sql, `mediad_${made++}`);
+  return true;
 }
 
 const COMMANDS: readonly PostgresQueryResult<unknown>['command'][] = ['UPDATE', 'DELETE', 'INSERT', 'SELECT', 'MERGE'];
@@ -21,6 +35,13 @@ const COMMANDS: readonly PostgresQueryResult<unknown>['command'][] = ['UPDATE', 
 const commandOf = (c: string) => COMMANDS.find((k) => k === c) ?? 'SELECT';
 
 function preparing(client: pgModule.PoolClient): PostgresPoolClient {
+  // Kysely's begin, commit and rollback pass through here: a refused statement is sent again only
+  // outside a transaction (inside one, PostgreSQL has aborted it: the caller's retry runs it anew).
+  let inTransaction = false;
+  const send = (text: string, values: unknown[]) => {
+    const name = names.get(text);
+    return client.query<Record<string, unknown>>(name ? { name, text, values } : { text, values });
+  };
   function query<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>>;
   function query<R>(cursor: PostgresCursor<R>): PostgresCursor<R>;
   function query(
@@ -29,9 +50,13 @@ function preparing(client: pgModule.PoolClient): PostgresPoolClient {
   ): Promise<PostgresQueryResult<Record<string, unknown>>> | PostgresCursor<unknown> {
     if (typeof text !== 'string') throw new Error('mediad reads PostgreSQL results whole: no cursor is configured');
     const values = [...parameters];
-    const name = names.get(text);
-    return client
-      .query<Record<string, unknown>>(name ? { name, text, values } : { text, values })
+    if (text === 'begin' || text.startsWith('start transaction')) inTransaction = true;
+    else if (text === 'commit' || text === 'rollback') inTransaction = false;
+    return send(text, values)
+      .catch((err: unknown) => {
+        if (renameStale(text, err) && !inTransaction) return send(text, values);
+        throw err;
+      })
       .then((r) => ({ command: commandOf(r.command), rowCount: r.rowCount ?? 0, rows: r.rows }));
   }
   return { query, release: () => client.release() };

@@ -30,7 +30,12 @@ const pending = new WeakMap<Kysely<Database>, TxState>();
 /** Entries (and held-back writes) by key: concurrent transactions lock shared rows in one order. */
 const byKey = (a: [string, unknown], b: [string, unknown]) => (a[0] < b[0] ? -1 : 1);
 
-/** Runs `fn` in a transaction; the wake-ups it asked for fire in this process after the commit. */
+/**
+ * Runs `fn` in a transaction; the wake-ups it asked for fire in this process after the commit: the
+ * task workers' at once, the others (event dispatch, webhooks) on the next turn of the event loop.
+ * Each loop's pass is a transaction on SQLite's one connection; woken first, the dispatch held the
+ * connection while the new task's claim waited (1.4–5.5 ms between a task's commit and its claim).
+ */
 export async function transact<T>(db: Kysely<Database>, fn: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
   const state: TxState = { woken: new Set(), last: new Map() };
   const result = await db.transaction().execute(async (trx) => {

@@ -75,3 +75,26 @@ test('a query compiled once runs as a named statement, with each call’s values
     'only the compiled-once queries are named',
   );
 });
+
+// `select *` of a table that gained a column since the statement was prepared: PostgreSQL refuses
+// the cached plan ("cached plan must not change result type"), as in a rolling upgrade whose new
+// version migrated first.
+const rowOf = compiledTemplate(
+  (d: Db, project: string) => d.selectFrom('counters').selectAll().where('project_id', '=', project),
+  1,
+);
+
+test('a named statement whose table changed shape is prepared again, at once outside a transaction', async (t) => {
+  if (!db) return t.skip('PostgreSQL is not reachable');
+  const read = async (d: Db) => (await d.executeQuery(rowOf(d, 'p1'))).rows[0]!;
+  assert.equal((await read(db)).count, 3);
+  await sql`alter table counters add column note_a text`.execute(db);
+  assert.ok('note_a' in (await read(db)), 'sent again under a new name, the new column read');
+  // Inside a transaction PostgreSQL aborts it; the next one (a caller's retry) runs.
+  await sql`alter table counters add column note_b text`.execute(db);
+  await assert.rejects(
+    db.transaction().execute((trx) => read(trx)),
+    (err: Error & { code?: string }) => err.code === '0A000',
+  );
+  assert.ok('note_b' in (await db.transaction().execute((trx) => read(trx))));
+});
