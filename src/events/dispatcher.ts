@@ -11,6 +11,31 @@ import type { EventRow } from './record.js';
 export type EventConsumer = (deps: Deps, trx: Kysely<Database>, event: EventRow) => Promise<void>;
 
 const BATCH = 50;
+/**
+ * Passes start at least this far apart. Every commit that records an event wakes the dispatch, and
+ * a pass is a transaction of its own (on PostgreSQL six round trips for one event: begin, the
+ * outbox read, the automations and endpoints of its project, the flag, commit); under a stream of
+ * events a pass now takes those of several commits at once. An event that finds the dispatch idle
+ * is dispatched at once.
+ */
+const PASS_GAP_MS = 10;
+
+/**
+ * A read a consumer makes for each event, made once per dispatch transaction and project: the
+ * events of one pass share their project's automations and endpoints.
+ */
+export function oncePerPass<T>(
+  read: (trx: Kysely<Database>, projectId: string) => Promise<T>,
+): (trx: Kysely<Database>, projectId: string) => Promise<T> {
+  const passes = new WeakMap<Kysely<Database>, Map<string, Promise<T>>>();
+  return (trx, projectId) => {
+    let reads = passes.get(trx);
+    if (!reads) passes.set(trx, (reads = new Map()));
+    let r = reads.get(projectId);
+    if (!r) reads.set(projectId, (r = read(trx, projectId)));
+    return r;
+  };
+}
 
 /** The outbox's next batch, compiled once (db/compiled.ts): the dispatcher reads it after every change. */
 const undispatched = compiledTemplate((db: Kysely<Database>) => {
@@ -30,6 +55,8 @@ const undispatched = compiledTemplate((db: Kysely<Database>) => {
  */
 export class EventDispatcher {
   private readonly poller: Poller;
+  /** When the last pass that dispatched something ended (performance.now()). */
+  private lastPass = -Infinity;
 
   constructor(
     private readonly deps: Deps,
@@ -56,7 +83,11 @@ export class EventDispatcher {
 
   /** Dispatches until the outbox is empty. */
   private async dispatch(): Promise<void> {
-    while (!this.poller.isStopped && (await this.batch()) === BATCH);
+    const wait = this.lastPass + PASS_GAP_MS - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    let dispatched = 0;
+    for (let n = BATCH; n === BATCH && !this.poller.isStopped; dispatched += n) n = await this.batch();
+    if (dispatched > 0) this.lastPass = performance.now();
   }
 
   private async batch(): Promise<number> {

@@ -3,22 +3,24 @@ import type { Kysely } from 'kysely';
 import { compiledTemplate } from '../db/compiled.js';
 import type { Database } from '../db/schema.js';
 import { wake } from '../db/transact.js';
-import type { EventConsumer } from '../events/dispatcher.js';
+import { oncePerPass, type EventConsumer } from '../events/dispatcher.js';
 import { newId } from '../ids.js';
 import { toEventObject } from '../shapes/events.js';
 import { WEBHOOK_READY } from '../signals.js';
 import { subscribes } from './endpoint-rules.js';
 
-/** The project's active endpoints at an event's time, compiled once (db/compiled.ts): read for every event. */
+/** The project's active endpoints, compiled once (db/compiled.ts), read once per dispatch pass. */
 const activeEndpoints = compiledTemplate(
-  (db: Kysely<Database>, projectId: string, at: string) =>
+  (db: Kysely<Database>, projectId: string) =>
     db
       .selectFrom('webhook_endpoints')
-      .select(['id', 'url', 'events'])
+      .select(['id', 'url', 'events', 'created'])
       .where('project_id', '=', projectId)
-      .where('status', '=', 'active')
-      .where('created', '<=', at),
-  2,
+      .where('status', '=', 'active'),
+  1,
+);
+const endpointsOf = oncePerPass(
+  async (trx, projectId) => (await trx.executeQuery(activeEndpoints(trx, projectId))).rows,
 );
 
 /**
@@ -27,8 +29,9 @@ const activeEndpoints = compiledTemplate(
  * (endpoint_id, event_id) index makes a second fan-out of the same event a no-op.
  */
 export const endpointConsumer: EventConsumer = async (deps, trx, event) => {
-  const { rows: endpoints } = await trx.executeQuery(activeEndpoints(trx, event.project_id, event.created));
-  const targets = endpoints.filter((e) => subscribes(JSON.parse(e.events) as string[], event.type));
+  const targets = (await endpointsOf(trx, event.project_id)).filter(
+    (e) => e.created <= event.created && subscribes(JSON.parse(e.events) as string[], event.type),
+  );
   if (targets.length === 0) return;
   const payload = JSON.stringify(toEventObject(event));
   const now = iso(deps.clock.now());

@@ -3,7 +3,7 @@ import { iso, type Deps } from '../../deps.js';
 import { newId } from '../../ids.js';
 import { compiledTemplate } from '../../db/compiled.js';
 import type { Database } from '../../db/schema.js';
-import type { EventConsumer } from '../../events/dispatcher.js';
+import { oncePerPass, type EventConsumer } from '../../events/dispatcher.js';
 import { recordEvent, type EventRow } from '../../events/record.js';
 import { insertPending, pendingTasks } from '../../queue/task-state.js';
 import type { Trigger } from '../../shapes/automations.js';
@@ -131,11 +131,14 @@ async function spend(
   return row !== undefined;
 }
 
-/** The project's active automations, compiled once (db/compiled.ts): read for every event. */
+/** The project's active automations, compiled once (db/compiled.ts), read once per dispatch pass. */
 const activeAutomations = compiledTemplate(
   (db: Kysely<Database>, projectId: string) =>
     db.selectFrom('automations').selectAll().where('project_id', '=', projectId).where('status', '=', 'active'),
   1,
+);
+const automationsOf = oncePerPass(
+  async (trx, projectId) => (await trx.executeQuery(activeAutomations(trx, projectId))).rows,
 );
 
 /**
@@ -151,7 +154,7 @@ const activeAutomations = compiledTemplate(
  * `quotas.pendingTasksPerProject` allows.
  */
 export const automationConsumer: EventConsumer = async (deps, trx, event) => {
-  const automations = (await trx.executeQuery(activeAutomations(trx, event.project_id))).rows.filter(
+  const automations = (await automationsOf(trx, event.project_id)).filter(
     (a) => (JSON.parse(a.trigger) as Trigger).event === event.type,
   );
   if (automations.length === 0) return;

@@ -1,0 +1,69 @@
+// The event dispatch (events/dispatcher.ts): an event that finds it idle is dispatched at once; a
+// stream of commits is dispatched a few events a pass (passes start PASS_GAP_MS apart), and a
+// consumer's oncePerPass read is made once per pass and project, not once per event.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { Kysely } from 'kysely';
+import { pino } from 'pino';
+import { migrate, openDatabase, type Db } from '../../src/db/connect.js';
+import type { Database } from '../../src/db/schema.js';
+import { transact } from '../../src/db/transact.js';
+import type { Deps } from '../../src/deps.js';
+import { EventDispatcher, oncePerPass, type EventConsumer } from '../../src/events/dispatcher.js';
+import { recordEvent } from '../../src/events/record.js';
+
+let db: Db;
+let close: () => Promise<void>;
+let deps: Deps;
+before(async () => {
+  ({ db, close } = openDatabase({ dialect: 'sqlite', file: ':memory:' }));
+  await migrate(db);
+  deps = { db, clock: { now: () => new Date() }, log: pino({ level: 'silent' }) } as unknown as Deps;
+});
+after(() => close());
+
+const passes = new Set<Kysely<Database>>();
+const seen: string[] = [];
+let reads = 0;
+const projectRead = oncePerPass(async (_trx, projectId) => {
+  reads++;
+  return projectId;
+});
+const consumer: EventConsumer = async (_deps, trx, event) => {
+  passes.add(trx);
+  assert.equal(await projectRead(trx, event.project_id), event.project_id);
+  seen.push(event.id);
+};
+
+async function until(ok: () => boolean): Promise<void> {
+  for (const deadline = Date.now() + 10_000; !ok(); await new Promise((r) => setTimeout(r, 5)))
+    if (Date.now() > deadline) throw new Error('not dispatched');
+}
+
+test('one event is dispatched on its commit; a stream of commits a few events a pass, each project read once a pass', async () => {
+  // A poll of a minute: what is dispatched here was woken by the commits.
+  const dispatcher = new EventDispatcher(deps, [consumer], 60_000);
+  dispatcher.start();
+  try {
+    await new Promise((r) => setTimeout(r, 20)); // the start's first pass, on an empty outbox
+    const record = () => transact(db, (trx) => recordEvent(trx, 'p1', 'media.created', {}, new Date().toISOString()));
+    const first = await record();
+    await until(() => seen.includes(first));
+    assert.equal(passes.size, 1);
+    assert.equal(reads, 1);
+
+    passes.clear();
+    reads = 0;
+    const ids: string[] = [];
+    // A commit every millisecond or two: without the gap between passes, about a pass each.
+    for (let i = 0; i < 20; i++) {
+      ids.push(await record());
+      await new Promise((r) => setTimeout(r, 1));
+    }
+    await until(() => ids.every((id) => seen.includes(id)));
+    assert.ok(passes.size <= 12, `20 commits in ${passes.size} passes`);
+    assert.equal(reads, passes.size, 'the project read once in each pass');
+  } finally {
+    await dispatcher.stop();
+  }
+});
