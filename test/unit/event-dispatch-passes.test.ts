@@ -4,21 +4,19 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Kysely } from 'kysely';
-import { pino } from 'pino';
-import { migrate, openDatabase, type Db } from '../../src/db/connect.js';
+import type { Db } from '../../src/db/connect.js';
 import type { Database } from '../../src/db/schema.js';
 import { transact } from '../../src/db/transact.js';
 import type { Deps } from '../../src/deps.js';
 import { EventDispatcher, oncePerPass, type EventConsumer } from '../../src/events/dispatcher.js';
 import { recordEvent } from '../../src/events/record.js';
+import { memoryDeps } from '../helpers/memory-deps.js';
 
 let db: Db;
 let close: () => Promise<void>;
 let deps: Deps;
 before(async () => {
-  ({ db, close } = openDatabase({ dialect: 'sqlite', file: ':memory:' }));
-  await migrate(db);
-  deps = { db, clock: { now: () => new Date() }, log: pino({ level: 'silent' }) } as unknown as Deps;
+  ({ db, close, deps } = await memoryDeps());
 });
 after(() => close());
 

@@ -3,7 +3,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { pino } from 'pino';
 import { migrate, openDatabase, type Db } from '../../src/db/connect.js';
 import type { Deps } from '../../src/deps.js';
 import { newId } from '../../src/ids.js';
@@ -11,6 +10,7 @@ import type { AuthContext } from '../../src/services/access.js';
 import { Recorder, type AnsweredRequest } from '../../src/services/operations/recorder.js';
 import { findInSegment } from '../../src/db/request-log-segments.js';
 import { storedRequests, storedSegments } from '../helpers/request-log.js';
+import { memoryDeps } from '../helpers/memory-deps.js';
 import { LATEST_VERSION } from '../../src/versions.js';
 
 // The request log's writer against an in-memory database: what a request buffers is stored
@@ -22,17 +22,10 @@ let close: () => Promise<void>;
 let deps: Deps;
 
 before(async () => {
-  ({ db, close } = openDatabase({ dialect: 'sqlite', file: ':memory:' }));
-  await migrate(db);
-  deps = {
-    db,
-    clock: { now: () => new Date() },
-    log: pino({ level: 'silent' }),
-    config: {
-      database: { dialect: 'sqlite', file: ':memory:' },
-      requestLog: { enabled: true, days: 7, maxRows: 100_000 },
-    },
-  } as unknown as Deps;
+  ({ db, close, deps } = await memoryDeps({
+    database: { dialect: 'sqlite', file: ':memory:' },
+    requestLog: { enabled: true, days: 7, maxRows: 100_000 },
+  }));
 });
 after(() => close());
 

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { pino } from 'pino';
 import { Webhook } from 'standardwebhooks';
-import { migrate, openDatabase, type Db } from '../../src/db/connect.js';
+import type { Db } from '../../src/db/connect.js';
 import { recordEvent, type EventRow } from '../../src/events/record.js';
 import { toEventObject } from '../../src/shapes/events.js';
 import type { Deps } from '../../src/deps.js';
@@ -11,6 +10,7 @@ import { createKey } from '../../src/services/people/keys.js';
 import { createEndpoint, updateEndpoint } from '../../src/services/media/webhook-endpoints.js';
 import { endpointConsumer } from '../../src/webhooks/fanout.js';
 import { WebhookDeliverer } from '../../src/webhooks/deliverer.js';
+import { memoryDeps } from '../helpers/memory-deps.js';
 
 // Fan-out and delivery against an in-memory database and a scripted client: no network.
 let db: Db;
@@ -19,14 +19,7 @@ let deps: Deps;
 let projectId: string;
 
 before(async () => {
-  ({ db, close } = openDatabase({ dialect: 'sqlite', file: ':memory:' }));
-  await migrate(db);
-  deps = {
-    db,
-    clock: { now: () => new Date() },
-    log: pino({ level: 'silent' }),
-    config: { fetch: { allowPrivate: false, allowHosts: [] } },
-  } as unknown as Deps;
+  ({ db, close, deps } = await memoryDeps({ fetch: { allowPrivate: false, allowHosts: [] } }));
   ({ project_id: projectId } = await createKey(deps, 'unit', 'fanout'));
 });
 after(() => close());
