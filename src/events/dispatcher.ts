@@ -21,8 +21,8 @@ const BATCH = 50;
 const PASS_GAP_MS = 10;
 
 /**
- * A read a consumer makes for each event, made once per dispatch transaction and project: the
- * events of one pass share their project's automations and endpoints.
+ * A read a consumer makes for each event, made once per dispatch transaction (up to BATCH events
+ * of a pass) and project: those events share their project's automations and endpoints.
  */
 export function oncePerPass<T>(
   read: (trx: Kysely<Database>, projectId: string) => Promise<T>,
@@ -86,7 +86,11 @@ export class EventDispatcher {
     const wait = this.lastPass + PASS_GAP_MS - performance.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     let dispatched = 0;
-    for (let n = BATCH; n === BATCH && !this.poller.isStopped; dispatched += n) n = await this.batch();
+    let n = BATCH;
+    while (n === BATCH && !this.poller.isStopped) {
+      n = await this.batch();
+      dispatched += n;
+    }
     if (dispatched > 0) this.lastPass = performance.now();
   }
 
