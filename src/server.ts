@@ -174,11 +174,20 @@ export async function startServer(config: Config): Promise<RunningServer> {
       return httpsServer;
     },
   });
-  await app.listen({
-    host: config.host,
-    port: config.port,
-    listenTextResolver: (address) => `listening at ${address.replace(/^http:/, 'https:')}`,
-  });
+  try {
+    await app.listen({
+      host: config.host,
+      port: config.port,
+      listenTextResolver: (address) => `listening at ${address.replace(/^http:/, 'https:')}`,
+    });
+  } catch (err) {
+    // A port in use must not leave the database, its timers and the plain server open: a caller
+    // that handles the error (a test, a supervisor retrying) would otherwise never exit.
+    await app.close();
+    plainServer?.close();
+    await runtime.close();
+    throw err;
+  }
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host =
@@ -257,7 +266,11 @@ export function startBackground(runtime: Runtime, config: Config, workerRole = f
 export async function startWorker(config: Config): Promise<{ pool: WorkerPool; close(): Promise<void> }> {
   const runtime = await createRuntime(config);
   const background = startBackground(runtime, config, true);
-  const metrics = await startWorkerMetrics(runtime, config);
+  const metrics = await startWorkerMetrics(runtime, config).catch(async (err: unknown) => {
+    await background.stop();
+    await runtime.close();
+    throw err;
+  });
   return {
     pool: background.pool!,
     async close() {
@@ -283,10 +296,15 @@ async function startWorkerMetrics(runtime: Runtime, config: Config): Promise<Fas
   }) as unknown as FastifyInstance;
   registerErrorHandling(app);
   await app.register(metricsRoutes, { deps: runtime.deps });
-  await app.listen({
-    host: config.host,
-    port: config.workers.metricsPort,
-    listenTextResolver: (a) => `metrics listening at ${a.replace(/^http:/, 'https:')}`,
-  });
+  await app
+    .listen({
+      host: config.host,
+      port: config.workers.metricsPort,
+      listenTextResolver: (a) => `metrics listening at ${a.replace(/^http:/, 'https:')}`,
+    })
+    .catch(async (err: unknown) => {
+      await app.close();
+      throw err;
+    });
   return app;
 }

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { freePort, startTestServer, type TestServer } from '../helpers/server.js';
-import { MEDIAD, ROOT } from '../helpers/paths.js';
+import { BUILT, MEDIAD, ROOT } from '../helpers/paths.js';
 
 // The mediad command in a new user's first hour (issue 21): --version, `upload`, `tls trust`,
 // `doctor` checking the whole install, start-up failures said in words, and the first-run
@@ -185,6 +185,32 @@ describe('start-up failures', () => {
       /mediad cannot reach PostgreSQL at 127\.0\.0\.1:\d+\/mediad \(ECONNREFUSED\): check MEDIAD_DATABASE_URL/,
     );
     for (const out of [pg.stderr]) assert.ok(!out.includes('    at '), 'no stack trace');
+  });
+});
+
+describe('a failed start releases what it opened', () => {
+  it('startServer on a busy port rejects with EADDRINUSE, and a caller that catches it still exits', async () => {
+    const port = await freePort();
+    const squatter = net.createServer().listen(port, '127.0.0.1');
+    const dataDir = path.join(scratch, 'busy-in-process');
+    const src = (file: string) => path.join(ROOT, BUILT ? 'dist/src' : 'src', BUILT ? `${file}.js` : `${file}.ts`);
+    // The child catches the error and does not call process.exit: it ends only if the runtime,
+    // its database and timers were closed (they kept a test file's process alive in CI).
+    const script = `
+      import { loadConfig } from ${JSON.stringify(src('config'))};
+      import { startServer } from ${JSON.stringify(src('server'))};
+      const config = loadConfig({ ...process.env, MEDIAD_DATA_DIR: ${JSON.stringify(dataDir)}, MEDIAD_HOST: '127.0.0.1',
+        MEDIAD_PORT: '${port}', MEDIAD_LOG_LEVEL: 'silent' });
+      await startServer(config).then(() => console.log('listening'), (err) => console.log('refused', err.code));`;
+    try {
+      const loader = MEDIAD.slice(0, -1);
+      const { stdout } = await run(process.execPath, [...loader, '--input-type=module', '-e', script], {
+        timeout: 60_000,
+      });
+      assert.equal(stdout.trim(), 'refused EADDRINUSE');
+    } finally {
+      squatter.close();
+    }
   });
 });
 

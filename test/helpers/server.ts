@@ -123,12 +123,30 @@ export async function testDatabase({ migrated = false }: { migrated?: boolean } 
   };
 }
 
+/**
+ * A free TCP port on 127.0.0.1, chosen below the kernel's ephemeral range: a port from listen(0)
+ * is in that range, so between our close and the server's listen the kernel could hand it to an
+ * outgoing connection (a database or HTTP client of the same run) and the listen failed with
+ * EADDRINUSE. Below the range only another test process picking the same port can take it.
+ */
 export async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  const port = (srv.address() as net.AddressInfo).port;
-  await new Promise((resolve) => srv.close(resolve));
-  return port;
+  const ephemeralLow = await fs
+    .readFile('/proc/sys/net/ipv4/ip_local_port_range', 'utf8')
+    .then((text) => Number(text.trim().split(/\s+/)[0]))
+    .catch(() => NaN);
+  const low = Number.isInteger(ephemeralLow) && ephemeralLow > 12_000 ? ephemeralLow - 10_000 : 0;
+  for (let attempt = 0; ; attempt++) {
+    const wanted = low && attempt < 50 ? low + Math.floor(Math.random() * 10_000) : 0;
+    const port = await new Promise<number | null>((resolve) => {
+      const srv = net.createServer();
+      srv.once('error', () => resolve(null));
+      srv.listen(wanted, '127.0.0.1', () => {
+        const bound = (srv.address() as net.AddressInfo).port;
+        srv.close(() => resolve(bound));
+      });
+    });
+    if (port !== null) return port;
+  }
 }
 
 /**
@@ -160,23 +178,31 @@ export async function startTestServer(
   { ownTls = false }: { ownTls?: boolean } = {},
 ): Promise<TestServer> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'mediad-test-'));
-  const port = await freePort();
-  const config = loadConfig({
-    MEDIAD_DATA_DIR: dataDir,
-    MEDIAD_HOST: '127.0.0.1',
-    MEDIAD_PORT: String(port),
-    MEDIAD_PUBLIC_URL: `https://localhost:${port}`,
-    MEDIAD_LOG_LEVEL: 'silent',
-    // Tests poll hard; the rate-limit tests set a limit of their own.
-    MEDIAD_RATE_LIMIT_PER_MINUTE: '0',
-    // scrypt at the lowest allowed cost (16 MiB, a few ms): the product's default is OWASP's 2^17.
-    MEDIAD_PASSWORD_SCRYPT_LOG_N: '14',
-    ...env,
-  });
   if (!ownTls) await seedTls(dataDir);
   const database = await testDatabase({ migrated: true });
-  if (database) Object.assign(config, { database });
-  const server = await startServer(config);
+  let port = 0;
+  let server: RunningServer | undefined;
+  // Another test process may take the free port before this server listens: try the next one.
+  for (let attempt = 1; !server; attempt++) {
+    port = await freePort();
+    const config = loadConfig({
+      MEDIAD_DATA_DIR: dataDir,
+      MEDIAD_HOST: '127.0.0.1',
+      MEDIAD_PORT: String(port),
+      MEDIAD_PUBLIC_URL: `https://localhost:${port}`,
+      MEDIAD_LOG_LEVEL: 'silent',
+      // Tests poll hard; the rate-limit tests set a limit of their own.
+      MEDIAD_RATE_LIMIT_PER_MINUTE: '0',
+      // scrypt at the lowest allowed cost (16 MiB, a few ms): the product's default is OWASP's 2^17.
+      MEDIAD_PASSWORD_SCRYPT_LOG_N: '14',
+      ...env,
+    });
+    if (database) Object.assign(config, { database });
+    server = await startServer(config).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'EADDRINUSE' && attempt < 5) return undefined;
+      throw err;
+    });
+  }
   const ca = await fs.readFile(server.caCertPath!, 'utf8');
   const agent = new Agent({ connect: { ca, servername: 'localhost' }, connections: 64 });
   const base = `https://localhost:${port}`;
