@@ -151,6 +151,20 @@ describe('the bare generation', () => {
     assert.deepEqual(got.json, created.json);
     const patched = await t.call('PATCH', `/files/${id}`, { key, headers: BARE, body: { metadata: { a: 1 } } });
     assert.deepEqual(patched.json.metadata, { a: 1 });
+    // A page of files is rendered as JSON text where it is read (db/hot-reads.ts): the same array
+    // alone, with the pagination in headers, and inside the envelope for the default generation.
+    const page = await t.call('GET', '/files?limit=1', { key, headers: BARE });
+    assert.equal(page.status, 200);
+    assert.deepEqual(page.json, [patched.json]);
+    assert.equal(page.headers['content-type'], 'application/json; charset=utf-8');
+    assert.equal(page.headers['mediad-version'], '2025-08-20');
+    assert.match(page.headers['x-total-count'] ?? '', /^[1-9]\d*$/);
+    assert.match(page.headers.link ?? '', /<[^>]+\/files\?page=1&limit=1>; rel="self"/);
+    const enveloped = await t.call('GET', '/files?limit=1', { key });
+    assert.ok(isEnvelope(enveloped.json));
+    assert.deepEqual(enveloped.json.data, page.json);
+    assert.equal(enveloped.json.meta.total, Number(page.headers['x-total-count']));
+    assert.equal(enveloped.headers['content-length'], String(Buffer.byteLength(enveloped.text)));
     const media = await t.call('GET', `/media/${created.json.media_id}`, { key, headers: BARE });
     assert.equal(media.json.object, 'media');
     assert.equal(media.json.files[0].status, 'ready', 'embedded files carry status');
