@@ -257,8 +257,30 @@ describe('fair claiming', () => {
       const { insertPending: insertPendingTask, claim: claimTask } = await import('../../src/queue/task-state.js');
       const big = (await t.key('fair', 'big')).project_id;
       const small = (await t.key('fair', 'small')).project_id;
+      // Two projects that waited longest but have nothing due: a task not due yet, and a paused kind.
+      const later = (await t.key('fair', 'later')).project_id;
+      const paused = await t.key('fair-paused', 'paused');
       const at = (ms: number) => new Date(Date.UTC(2026, 0, 1) + ms).toISOString();
       await db.transaction().execute(async (trx) => {
+        const notDue = await insertPendingTask(
+          trx,
+          { project_id: later, kind: 'http', options: { url: 'https://example.invalid/' } },
+          at(-10),
+        );
+        await trx
+          .updateTable('tasks')
+          .set({ run_after: at(86_400_000 * 2) })
+          .where('id', '=', notDue.id)
+          .execute();
+        await insertPendingTask(
+          trx,
+          { project_id: paused.project_id, kind: 'http', options: { url: 'https://example.invalid/' } },
+          at(-5),
+        );
+        await trx
+          .insertInto('queue_pauses')
+          .values({ org_id: paused.org_id, kind: 'http', paused: at(0) })
+          .execute();
         for (let i = 0; i < 10; i++)
           await insertPendingTask(
             trx,
@@ -279,6 +301,11 @@ describe('fair claiming', () => {
       assert.equal(second?.project_id, small, 'big has one running, small none');
       assert.equal(third?.project_id, big);
       assert.ok(first!.created < third!.created, 'within a project, oldest first');
+      const rest = [];
+      for (let task = await claimTask(db, 'w1', 30_000, now); task; task = await claimTask(db, 'w1', 30_000, now))
+        rest.push(task.project_id);
+      assert.equal(rest.length, 8, 'the rest of big, and nothing of the projects with nothing due');
+      assert.ok(rest.every((p) => p === big));
     } finally {
       await t.stop();
     }
