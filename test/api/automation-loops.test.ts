@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import pg from 'pg';
 import { startOrigin, type Origin } from '../helpers/origin.js';
 import { parseChain } from '../../src/shapes/events.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -306,6 +307,47 @@ describe('fair claiming', () => {
         rest.push(task.project_id);
       assert.equal(rest.length, 8, 'the rest of big, and nothing of the projects with nothing due');
       assert.ok(rest.every((p) => p === big));
+    } finally {
+      await t.stop();
+    }
+  });
+
+  it('on PostgreSQL takes another project’s due task when the fair project’s are locked by claims in flight', async (ctx) => {
+    const t = await startTestServer({ MEDIAD_WORKER_CONCURRENCY: '0' });
+    try {
+      if (!t.databaseUrl) return ctx.skip('SQLite locks no rows');
+      const db = t.server.runtime.deps.db;
+      const { insertPending: insertPendingTask, claim: claimTask } = await import('../../src/queue/task-state.js');
+      const fair = (await t.key('locked', 'fair')).project_id;
+      const other = (await t.key('locked', 'other')).project_id;
+      const at = (ms: number) => new Date(Date.UTC(2026, 0, 1) + ms).toISOString();
+      await db.transaction().execute(async (trx) => {
+        for (const [project, ms] of [
+          [fair, 0],
+          [fair, 1],
+          [other, 100],
+        ] as const)
+          await insertPendingTask(
+            trx,
+            { project_id: project, kind: 'http', options: { url: 'https://example.invalid/' } },
+            at(ms),
+          );
+      });
+      // Another worker's claim in flight: it holds the fair project's due rows.
+      const inFlight = new pg.Client({ connectionString: t.databaseUrl });
+      await inFlight.connect();
+      try {
+        await inFlight.query('begin');
+        await inFlight.query(`select id from tasks where project_id = $1 for update`, [fair]);
+        const now = new Date(Date.UTC(2026, 0, 2));
+        const taken = await claimTask(db, 'w1', 30_000, now);
+        assert.equal(taken?.project_id, other, 'not nothing: the other project’s due task');
+        assert.equal(await claimTask(db, 'w1', 30_000, now), undefined, 'the locked rows are skipped');
+        await inFlight.query('rollback');
+        assert.equal((await claimTask(db, 'w1', 30_000, now))?.project_id, fair, 'free again: the fair project');
+      } finally {
+        await inFlight.end();
+      }
     } finally {
       await t.stop();
     }
