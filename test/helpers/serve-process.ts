@@ -8,7 +8,7 @@ import { openDatabase } from '../../src/db/connect.js';
 import type { Database } from '../../src/db/schema.js';
 import { systemClock } from '../../src/deps.js';
 import { createKey } from '../../src/services/people/keys.js';
-import { freePort, testDatabase } from './server.js';
+import { freePort, loopbackEnv, testDatabase } from './server.js';
 import { MEDIAD } from './paths.js';
 
 /** `mediad serve` as a process of its own (so a test can SIGKILL it), on a data dir the test keeps. */
@@ -32,12 +32,7 @@ export async function spawnServe(
   const child = spawn(process.execPath, [...MEDIAD, 'serve'], {
     env: {
       ...process.env,
-      MEDIAD_DATA_DIR: dataDir,
-      MEDIAD_HOST: '127.0.0.1',
-      MEDIAD_PORT: String(port),
-      MEDIAD_PUBLIC_URL: `https://localhost:${port}`,
-      MEDIAD_LOG_LEVEL: 'silent',
-      MEDIAD_RATE_LIMIT_PER_MINUTE: '0',
+      ...loopbackEnv(dataDir, port),
       MEDIAD_WORKER_POLL_MS: '50',
       MEDIAD_WORKER_LEASE_SECONDS: '1',
       ...env,

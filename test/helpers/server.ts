@@ -169,6 +169,18 @@ async function seedTls(dataDir: string): Promise<void> {
   await fs.cp(shared, localTlsDir(dataDir), { recursive: true });
 }
 
+/** A test's mediad on 127.0.0.1:`port` with its data in `dataDir`, silent and without a rate limit (tests poll hard; the rate-limit tests set one of their own). */
+export function loopbackEnv(dataDir: string, port: number): Record<string, string> {
+  return {
+    MEDIAD_DATA_DIR: dataDir,
+    MEDIAD_HOST: '127.0.0.1',
+    MEDIAD_PORT: String(port),
+    MEDIAD_PUBLIC_URL: `https://localhost:${port}`,
+    MEDIAD_LOG_LEVEL: 'silent',
+    MEDIAD_RATE_LIMIT_PER_MINUTE: '0',
+  };
+}
+
 /**
  * Starts mediad over real HTTPS on 127.0.0.1 with a fresh data dir; `env` overrides configuration.
  * `ownTls`: the server makes its own CA and certificate, as at a first start, instead of the shared ones.
@@ -186,13 +198,7 @@ export async function startTestServer(
   for (let attempt = 1; !server; attempt++) {
     port = await freePort();
     const config = loadConfig({
-      MEDIAD_DATA_DIR: dataDir,
-      MEDIAD_HOST: '127.0.0.1',
-      MEDIAD_PORT: String(port),
-      MEDIAD_PUBLIC_URL: `https://localhost:${port}`,
-      MEDIAD_LOG_LEVEL: 'silent',
-      // Tests poll hard; the rate-limit tests set a limit of their own.
-      MEDIAD_RATE_LIMIT_PER_MINUTE: '0',
+      ...loopbackEnv(dataDir, port),
       // scrypt at the lowest allowed cost (16 MiB, a few ms): the product's default is OWASP's 2^17.
       MEDIAD_PASSWORD_SCRYPT_LOG_N: '14',
       ...env,
