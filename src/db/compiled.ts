@@ -21,6 +21,7 @@ export interface ReadHandle {
 export function compiledTemplate<A extends unknown[], R>(
   build: (db: Kysely<Database>, ...args: A) => { compile(): CompiledQuery<R> },
   arity: A['length'],
+  naming: { genericPlan?: boolean } = {},
 ): (db: Kysely<Database>, ...args: A) => CompiledQuery<R> {
   // By adapter: a transaction shares its database's, so the SQL made once serves both.
   const templates = new WeakMap<object, { compiled: CompiledQuery<R>; slots: number[] }>();
@@ -37,7 +38,7 @@ export function compiledTemplate<A extends unknown[], R>(
         throw new Error('compiledTemplate: every argument must appear as a query parameter');
       t = { compiled, slots };
       templates.set(adapter, t);
-      if (adapter instanceof PostgresAdapter) nameStatement(compiled.sql);
+      if (adapter instanceof PostgresAdapter) nameStatement(compiled.sql, naming);
     }
     const { compiled, slots } = t;
     return { ...compiled, parameters: compiled.parameters.map((p, i) => (slots[i]! >= 0 ? args[slots[i]!] : p)) };

@@ -20,7 +20,7 @@ import {
 } from 'kysely';
 import type { Config } from '../config.js';
 import type { Database } from './schema.js';
-import { withNamedStatements } from './prepared.js';
+import { GENERIC_PLANS, withNamedStatements } from './prepared.js';
 import { ReaderThread } from './reader.js';
 import { statementRowBuilder } from './rows.js';
 import * as m001 from './migrations/001-core.js';
@@ -188,11 +188,15 @@ export function connect(database: Config['database']): Db {
     const { types, Pool } = pg();
     types.setTypeParser(20, (v) => Number(v));
     const pool = new Pool({ connectionString: database.url, max: database.poolSize });
+    // The task claim's connection (db/prepared.ts): opened at the first claim, so a process that
+    // claims nothing (serve without workers, the CLI) never opens it.
+    const genericPool = new Pool({ connectionString: database.url, max: 1, options: GENERIC_PLANS });
     // An idle connection closed by the server (a restart, a failover) is dropped and replaced by
     // the pool; without a listener its 'error' event would crash the process. Queries in flight
     // still fail and report their own errors.
     pool.on('error', () => undefined);
-    return new Kysely<Database>({ dialect: new PostgresDialect({ pool: withNamedStatements(pool) }) });
+    genericPool.on('error', () => undefined);
+    return new Kysely<Database>({ dialect: new PostgresDialect({ pool: withNamedStatements(pool, genericPool) }) });
   }
   if (database.file !== ':memory:') fs.mkdirSync(path.dirname(database.file), { recursive: true });
   const sqlite = new SQLite(database.file);

@@ -196,30 +196,35 @@ export async function claim(
 const claimStatements = new Map<string, ReturnType<typeof claimStatement>>();
 
 function claimStatement(kinds: readonly string[] | undefined, fair: boolean) {
-  return compiledTemplate((db: Db, owner: string, leaseExpires: string, iso: string) => {
-    const sqlite = db.getExecutor().adapter instanceof SqliteAdapter;
-    const due = sql<boolean>`status = 'pending' and run_after <= ${iso}${kinds ? sql` and kind in (${sql.join(kinds)})` : sql``} and ${NOT_PAUSED}`;
-    return db
-      .updateTable('tasks')
-      .set((eb) => ({
-        status: 'processing',
-        lease_owner: owner,
-        lease_expires: leaseExpires,
-        attempts: eb('attempts', '+', 1),
-        started: eb.fn.coalesce('started', eb.val(iso)),
-        updated: iso,
-      }))
-      .where('id', '=', (eb) => {
-        let q = eb.selectFrom('tasks').select('id').where('status', '=', 'pending').where('run_after', '<=', iso);
-        if (kinds) q = q.where('kind', 'in', kinds);
-        q = q.where(NOT_PAUSED);
-        if (fair) q = q.where('project_id', '=', fairProject(due));
-        q = q.orderBy('run_after').orderBy('created').limit(1);
-        return sqlite ? q : q.forUpdate().skipLocked();
-      })
-      .where('status', '=', 'pending')
-      .returningAll();
-  }, 3);
+  return compiledTemplate(
+    (db: Db, owner: string, leaseExpires: string, iso: string) => {
+      const sqlite = db.getExecutor().adapter instanceof SqliteAdapter;
+      const due = sql<boolean>`status = 'pending' and run_after <= ${iso}${kinds ? sql` and kind in (${sql.join(kinds)})` : sql``} and ${NOT_PAUSED}`;
+      return db
+        .updateTable('tasks')
+        .set((eb) => ({
+          status: 'processing',
+          lease_owner: owner,
+          lease_expires: leaseExpires,
+          attempts: eb('attempts', '+', 1),
+          started: eb.fn.coalesce('started', eb.val(iso)),
+          updated: iso,
+        }))
+        .where('id', '=', (eb) => {
+          let q = eb.selectFrom('tasks').select('id').where('status', '=', 'pending').where('run_after', '<=', iso);
+          if (kinds) q = q.where('kind', 'in', kinds);
+          q = q.where(NOT_PAUSED);
+          if (fair) q = q.where('project_id', '=', fairProject(due));
+          q = q.orderBy('run_after').orderBy('created').limit(1);
+          return sqlite ? q : q.forUpdate().skipLocked();
+        })
+        .where('status', '=', 'pending')
+        .returningAll();
+    },
+    3,
+    // Planned once, not on every claim: on PostgreSQL it runs on a connection of generic plans (db/prepared.ts).
+    { genericPlan: true },
+  );
 }
 
 async function claimOne(

@@ -3,10 +3,13 @@
 // unnamed. Runs against MEDIAD_TEST_DATABASE_URL (or the local default) on a database of its own.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { sql } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { connect, migrate, type Db } from '../../src/db/connect.js';
 import { compiledTemplate } from '../../src/db/compiled.js';
+import { withNamedStatements } from '../../src/db/prepared.js';
+import type { Database } from '../../src/db/schema.js';
+import { freePort } from '../helpers/server.js';
 
 const ADMIN = process.env.MEDIAD_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const NAME = `mediad_named_${process.pid}`;
@@ -97,4 +100,69 @@ test('a named statement whose table changed shape is prepared again, at once out
     (err: Error & { code?: string }) => err.code === '0A000',
   );
   assert.ok('note_b' in (await db.transaction().execute((trx) => read(trx))));
+});
+
+// The task claim runs with a generic plan, on a connection of its own: PostgreSQL otherwise plans
+// it for every call's values. A template marked like it reads that connection's prepared statements.
+const genericSession = compiledTemplate(
+  (d: Db, like: string) =>
+    d
+      .selectFrom(
+        sql<{
+          name: string;
+          statement: string;
+          generic_plans: number;
+          custom_plans: number;
+        }>`pg_prepared_statements`.as('p'),
+      )
+      .select(['p.name', 'p.statement', 'p.generic_plans', 'p.custom_plans'])
+      .where('p.statement', 'like', like),
+  1,
+  { genericPlan: true },
+);
+
+test('the task claim is planned once: generic plans on its own connection, outside transactions only', async (t) => {
+  if (!db) return t.skip('PostgreSQL is not reachable');
+  const { claim } = await import('../../src/queue/task-state.js');
+  for (let i = 0; i < 7; i++) assert.equal(await claim(db, 'w', 30_000, new Date()), undefined);
+  const claims = (await db.executeQuery(genericSession(db, 'update "tasks" set "status"%'))).rows;
+  assert.ok(claims.length >= 1, 'the claim was prepared on the generic connection');
+  for (const c of claims) {
+    assert.equal(Number(c.custom_plans), 0, `no plan for the values: ${JSON.stringify(c)}`);
+    assert.ok(Number(c.generic_plans) >= 1);
+  }
+  // The pool's own connection never prepared it, and its ordinary queries keep custom plans.
+  const own = await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(db);
+  assert.ok(!own.rows.some((r) => r.statement.startsWith('update "tasks" set "status"')));
+  const mode = await sql<{ plan_cache_mode: string }>`show plan_cache_mode`.execute(db);
+  assert.equal(mode.rows[0]!.plan_cache_mode, 'auto', 'the pool keeps PostgreSQL’s choice');
+  // Inside a transaction the statement stays on the transaction's connection.
+  await db.transaction().execute(async (trx) => {
+    await claim(trx, 'w', 30_000, new Date());
+    const inTrx = await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(trx);
+    assert.ok(inTrx.rows.some((r) => r.statement.startsWith('update "tasks" set "status"')));
+  });
+});
+
+test('without the connection of generic plans (a pooler refusing its startup option, say) the claim runs as before', async (t) => {
+  if (!db) return t.skip('PostgreSQL is not reachable');
+  const url = new URL(ADMIN);
+  url.pathname = `/${NAME}`;
+  const closed = new URL(url);
+  closed.port = String(await freePort());
+  const pool = new pg.Pool({ connectionString: url.toString(), max: 1 });
+  const refused = new pg.Pool({ connectionString: closed.toString(), max: 1 });
+  refused.on('error', () => undefined);
+  const fallback = new Kysely<Database>({ dialect: new PostgresDialect({ pool: withNamedStatements(pool, refused) }) });
+  try {
+    const { claim } = await import('../../src/queue/task-state.js');
+    for (let i = 0; i < 3; i++) assert.equal(await claim(fallback, 'w', 30_000, new Date()), undefined);
+    const own = await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(fallback);
+    assert.ok(
+      own.rows.some((r) => r.statement.startsWith('update "tasks" set "status"')),
+      'run on the pool',
+    );
+  } finally {
+    await fallback.destroy();
+  }
 });
