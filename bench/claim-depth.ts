@@ -7,16 +7,14 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { sql, type Kysely } from 'kysely';
-import pg from 'pg';
 import type { Config } from '../src/config.js';
 import { migrate, openDatabase } from '../src/db/connect.js';
 import type { Database } from '../src/db/schema.js';
 import { claim } from '../src/queue/task-state.js';
-import { fmt, median, table, writeResults } from './lib.js';
+import { ADMIN_PG, fmt, freshPg, median, table, writeResults } from './lib.js';
 
 const DEPTHS = [100, 10_000, 100_000];
 const CLAIMS = 50;
-const ADMIN_PG = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 /** `depth` pending tasks of three projects, due, oldest first, in one statement. */
 async function fill(db: Kysely<Database>, depth: number): Promise<void> {
@@ -54,38 +52,13 @@ async function measure(database: Config['database']) {
   }
 }
 
-async function pgDatabase(): Promise<{ url: string; drop(): Promise<void> } | null> {
-  const admin = new pg.Client({ connectionString: ADMIN_PG });
-  try {
-    await admin.connect();
-  } catch {
-    return null;
-  }
-  await admin.query('DROP DATABASE IF EXISTS mediad_bench_claim WITH (FORCE)');
-  await admin.query('CREATE DATABASE mediad_bench_claim');
-  const url = new URL(ADMIN_PG);
-  url.pathname = '/mediad_bench_claim';
-  return {
-    url: url.toString(),
-    async drop() {
-      await admin.query('DROP DATABASE IF EXISTS mediad_bench_claim WITH (FORCE)');
-      await admin.end();
-    },
-  };
-}
-
 const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'mediad-bench-claim-'));
 const results: Record<string, Awaited<ReturnType<typeof measure>>> = {};
 try {
   results.sqlite = await measure({ dialect: 'sqlite', file: path.join(dir, 'mediad.db') });
-  const postgres = await pgDatabase();
-  if (postgres) {
-    try {
-      results.postgres = await measure({ dialect: 'postgres', url: postgres.url, poolSize: 2 });
-    } finally {
-      await postgres.drop();
-    }
-  } else console.log(`PostgreSQL not reachable at ${ADMIN_PG}: SQLite only`);
+  const pgUrl = await freshPg('mediad_bench_claim').catch(() => null);
+  if (pgUrl) results.postgres = await measure({ dialect: 'postgres', url: pgUrl, poolSize: 2 });
+  else console.log(`PostgreSQL not reachable at ${ADMIN_PG}: SQLite only`);
 } finally {
   await fs.rm(dir, { recursive: true, force: true });
 }

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import pg from 'pg';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const RESULTS_DIR = path.join(REPO, 'bench', 'results');
@@ -407,4 +408,22 @@ export async function summarizeProfile(dir: string, top = 15): Promise<ProfileSu
 
 export async function removeDir(dir: string): Promise<void> {
   await rm(dir, { recursive: true, force: true });
+}
+
+/** An administrator's URL of the PostgreSQL the benchmarks use (BENCH_PG_URL). */
+export const ADMIN_PG = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/** A new, empty database `name` on ADMIN_PG's server (dropped first if a run left it), and its URL. */
+export async function freshPg(name: string): Promise<string> {
+  const admin = new pg.Client({ connectionString: ADMIN_PG });
+  await admin.connect();
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(ADMIN_PG);
+  url.pathname = `/${name}`;
+  return url.toString();
 }

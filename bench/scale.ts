@@ -13,21 +13,9 @@ import { Agent } from 'undici';
 import SQLite from 'better-sqlite3';
 import { fixture } from '../test/helpers/fixtures.js';
 import { api, listMeta, pct, startMediad, upload, type Mediad } from './child.js';
-import { mediadCommand } from './lib.js';
+import { freshPg, mediadCommand } from './lib.js';
 
-const ADMIN = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const FILES = Number(process.env.BENCH_FILES ?? 1_000_000);
-
-async function freshPg(name: string): Promise<string> {
-  const admin = new pg.Client({ connectionString: ADMIN });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(ADMIN);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
 
 async function startWorkers(m: Mediad, dbUrl: string, n: number): Promise<ChildProcess[]> {
   const cli = await mediadCommand();

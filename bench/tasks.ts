@@ -18,7 +18,6 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import sharp from 'sharp';
 import {
   api,
@@ -36,13 +35,12 @@ import {
 } from './child.js';
 import { buildVideoArgs, crfFor, probeFile } from '../src/media/index.js';
 import { fixture } from '../test/helpers/fixtures.js';
-import { mediadCommand } from './lib.js';
+import { freshPg, mediadCommand } from './lib.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const ONLY = new Set((process.env.BENCH_ONLY ?? 'image,video,queue,small,pg').split(','));
 const SMALL_TASKS = 200;
-const ADMIN_PG = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 /**
  * Median of the per-pair ratios: each pair runs back to back, so this cancels the machine's
@@ -295,17 +293,6 @@ async function benchSmall(m: Mediad, concurrency: number, phasesOf: Mediad | nul
     ...(phasesOf ? { phasesMs: phaseMeans(phasesBefore, await taskPhases(phasesOf, 'image')) } : {}),
     load: loadAvg(),
   };
-}
-
-async function freshPg(name: string): Promise<string> {
-  const admin = new pg.Client({ connectionString: ADMIN_PG });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(ADMIN_PG);
-  url.pathname = `/${name}`;
-  return url.toString();
 }
 
 /** PostgreSQL, `mediad serve` without workers and two `mediad worker` processes (default concurrency each). */

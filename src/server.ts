@@ -181,10 +181,9 @@ export async function startServer(config: Config): Promise<RunningServer> {
       listenTextResolver: (address) => `listening at ${address.replace(/^http:/, 'https:')}`,
     });
   } catch (err) {
-    // A port in use must not leave the database, its timers and the plain server open: a caller
-    // that handles the error (a test, a supervisor retrying) would otherwise never exit.
+    // A port in use must not leave the database and its timers open: a caller that handles the
+    // error (a test, a supervisor retrying) would otherwise never exit.
     await app.close();
-    plainServer?.close();
     await runtime.close();
     throw err;
   }

@@ -51,13 +51,16 @@ const COMMANDS: readonly PostgresQueryResult<unknown>['command'][] = ['UPDATE', 
 const commandOf = (c: string) => COMMANDS.find((k) => k === c) ?? 'SELECT';
 
 /**
- * The connection with generic plans could not be had: refused at its start (a pooler such as
- * PgBouncer refuses the `options` startup parameter unless told to ignore it, SQLSTATE 08P01),
- * or the server not reachable. Its statements then go to the pool's connections, planned as before.
+ * Why the connection with generic plans could not be had, if it could not: 'refused' when its
+ * start was refused (a pooler such as PgBouncer refuses the `options` startup parameter unless
+ * told to ignore it: SQLSTATE 08P01), which will not change; 'unreachable' for a failure that may
+ * pass (the server restarting, the network). Its statements then go to the pool's connections,
+ * planned as before: from then on, or this once.
  */
-function unreachable(err: unknown): boolean {
+function connectionFailure(err: unknown): 'refused' | 'unreachable' | null {
   const code = err instanceof Error && 'code' in err && typeof err.code === 'string' ? err.code : '';
-  return /^(08|28|57P0|E[A-Z]+$)/.test(code);
+  if (code === '08P01') return 'refused';
+  return /^(08|28|57P0|E[A-Z]+$)/.test(code) ? 'unreachable' : null;
 }
 
 interface GenericPlans {
@@ -74,8 +77,9 @@ function preparing(client: pgModule.PoolClient, generics: GenericPlans | null): 
     const q = name ? { name, text, values } : { text, values };
     if (!generics?.usable || inTransaction || !generic.has(text)) return client.query<Record<string, unknown>>(q);
     return generics.pool.query<Record<string, unknown>>(q).catch((err: unknown) => {
-      if (!unreachable(err)) throw err;
-      generics.usable = false;
+      const failure = connectionFailure(err);
+      if (!failure) throw err;
+      if (failure === 'refused') generics.usable = false;
       return client.query<Record<string, unknown>>(q);
     });
   };

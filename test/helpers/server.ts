@@ -129,12 +129,13 @@ export async function testDatabase({ migrated = false }: { migrated?: boolean } 
  * outgoing connection (a database or HTTP client of the same run) and the listen failed with
  * EADDRINUSE. Below the range only another test process picking the same port can take it.
  */
+let belowEphemeral: Promise<number> | undefined;
 export async function freePort(): Promise<number> {
-  const ephemeralLow = await fs
+  const low = await (belowEphemeral ??= fs
     .readFile('/proc/sys/net/ipv4/ip_local_port_range', 'utf8')
     .then((text) => Number(text.trim().split(/\s+/)[0]))
-    .catch(() => NaN);
-  const low = Number.isInteger(ephemeralLow) && ephemeralLow > 12_000 ? ephemeralLow - 10_000 : 0;
+    .then((first) => (Number.isInteger(first) && first > 12_000 ? first - 10_000 : 0))
+    .catch(() => 0));
   for (let attempt = 0; ; attempt++) {
     const wanted = low && attempt < 50 ? low + Math.floor(Math.random() * 10_000) : 0;
     const port = await new Promise<number | null>((resolve) => {
