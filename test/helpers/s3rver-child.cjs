@@ -11,14 +11,20 @@ const FilesystemStore = require('s3rver/lib/stores/filesystem');
 // Its putObject races with that: a Buffer body is written without waiting and without an error
 // listener, so when several processes put and delete objects under one prefix at once (mediad's
 // start-up storage probe), the open can hit a just-removed directory and crash the whole server.
-// Real S3 has no directories; this makes the emulator's write awaited and retried on that race.
+// It also writes the body into the object's own file, so two PUTs of one key at once interleave
+// their bytes, where S3 keeps one whole version. Real S3 has no directories and replaces an
+// object whole: this writes the body to a file of its own (retried on that race), then renames it
+// into place and writes its metadata, one PUT of a key at a time.
+const commits = new Map();
 FilesystemStore.prototype.putObject = async function putObject(object) {
   const objectPath = this.getResourcePath(object.bucket, object.key, 'object');
+  // Not listed: s3rver lists only the files that end with its object suffix.
+  const partPath = `${objectPath}.part-${process.pid}-${Math.random().toString(36).slice(2)}`;
   let file;
   for (let attempt = 0; !file; attempt++) {
     try {
       await fs.promises.mkdir(path.dirname(objectPath), { recursive: true });
-      file = fs.createWriteStream(objectPath);
+      file = fs.createWriteStream(partPath);
       await new Promise((resolve, reject) => file.once('open', resolve).once('error', reject));
     } catch (err) {
       file = undefined;
@@ -28,19 +34,34 @@ FilesystemStore.prototype.putObject = async function putObject(object) {
   const md5 = createHash('md5');
   let size = 0;
   const body = Buffer.isBuffer(object.content) ? [object.content] : object.content;
-  await pipeline(
-    body,
-    async function* count(chunks) {
-      for await (const chunk of chunks) {
-        md5.update(chunk);
-        size += chunk.length;
-        yield chunk;
-      }
-    },
-    file,
-  );
+  try {
+    await pipeline(
+      body,
+      async function* count(chunks) {
+        for await (const chunk of chunks) {
+          md5.update(chunk);
+          size += chunk.length;
+          yield chunk;
+        }
+      },
+      file,
+    );
+  } catch (err) {
+    await fs.promises.rm(partPath, { force: true });
+    throw err;
+  }
   const digest = md5.digest('hex');
-  await this.putMetadata(object.bucket, object.key, object.metadata, digest);
+  const commit = (commits.get(objectPath) ?? Promise.resolve()).then(async () => {
+    await fs.promises.rename(partPath, objectPath);
+    await this.putMetadata(object.bucket, object.key, object.metadata, digest);
+  });
+  const settled = commit.catch(() => undefined);
+  commits.set(objectPath, settled);
+  try {
+    await commit;
+  } finally {
+    if (commits.get(objectPath) === settled) commits.delete(objectPath);
+  }
   return { size, md5: digest };
 };
 
