@@ -4,7 +4,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Agent, request } from 'undici';
-import { mediadCommand } from './lib.js';
+import { freePort, mediadCommand } from './lib.js';
 
 export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 export const pct = (xs: number[], p: number) =>
@@ -13,7 +13,7 @@ export const ms = (a: string, b: string) => Date.parse(b) - Date.parse(a);
 
 export async function startMediad(extraEnv: Record<string, string> = {}) {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'mediad-bench-tasks-'));
-  const port = 20000 + Math.floor(Math.random() * 20000);
+  const port = await freePort();
   const env = {
     ...process.env,
     MEDIAD_DATA_DIR: dataDir,

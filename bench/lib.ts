@@ -3,7 +3,6 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import https from 'node:https';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -23,13 +22,9 @@ export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor
 export const mb = (bytes: number) => bytes / 1e6;
 export const fmt = (n: number, digits = 1) => n.toFixed(digits);
 
-export async function freePort(): Promise<number> {
-  const srv = net.createServer().listen(0, '127.0.0.1');
-  await once(srv, 'listening');
-  const port = (srv.address() as net.AddressInfo).port;
-  await new Promise((r) => srv.close(r));
-  return port;
-}
+// Below the kernel's ephemeral range, as the tests choose theirs (a listen(0) port could be taken
+// by an outgoing connection of the same run before the server listens on it).
+export { freePort } from '../test/helpers/free-port.js';
 
 /** The environment every mediad child of a benchmark shares (CLI and server). */
 export function mediadEnv(dataDir: string, port: number, extra: Record<string, string> = {}): NodeJS.ProcessEnv {

@@ -6,7 +6,7 @@ import { iso } from '../../deps.js';
 import type { Database } from '../../db/schema.js';
 import { bumpCounter } from '../../db/queries/counters.js';
 import { touchMedia } from '../../db/queries/media.js';
-import { isUniqueViolation } from '../../db/errors.js';
+import { isForeignKeyViolation, isUniqueViolation } from '../../db/errors.js';
 import { transact } from '../../db/transact.js';
 import { AppError } from '../../errors.js';
 import { recordEvent } from '../../events/record.js';
@@ -310,27 +310,33 @@ export async function stageOutputs(
     planned.flatMap((p) => p.journal),
     async (trx) => {
       const now = iso(deps.clock.now());
-      if (!(await findMedia(trx, scope.projectId, mediaId))) throw notFoundMedia(mediaId);
       const files: FileObject[] = [];
-      for (const [i, p] of planned.entries()) {
-        const filename = p.out.filename ?? `${p.id}.${p.out.facts.extension}`;
-        files.push(
-          (
-            await insertFileRow(deps, trx, scope, {
-              id: p.id,
-              mediaId,
-              facts: p.out.facts,
-              probe: p.out.probe,
-              size: sizes[i]!,
-              blobKey: p.key,
-              folder: p.out.folder,
-              filename,
-              ref: p.out.ref,
-              metadata: p.out.metadata,
-              now,
-            })
-          ).file,
-        );
+      // The media (the input's, so of this project) may have been deleted while the task ran: the
+      // rows' foreign key says so, and no separate read of the media is needed (a round trip on
+      // PostgreSQL, and it could not have seen a deletion committed after it anyway).
+      try {
+        for (const [i, p] of planned.entries()) {
+          const filename = p.out.filename ?? `${p.id}.${p.out.facts.extension}`;
+          files.push(
+            (
+              await insertFileRow(deps, trx, scope, {
+                id: p.id,
+                mediaId,
+                facts: p.out.facts,
+                probe: p.out.probe,
+                size: sizes[i]!,
+                blobKey: p.key,
+                folder: p.out.folder,
+                filename,
+                ref: p.out.ref,
+                metadata: p.out.metadata,
+                now,
+              })
+            ).file,
+          );
+        }
+      } catch (err) {
+        throw isForeignKeyViolation(err) ? notFoundMedia(mediaId) : err;
       }
       // At the transaction's end: on PostgreSQL the media row stays locked until the commit.
       await touchMedia(trx, mediaId, now);
