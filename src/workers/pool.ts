@@ -1,7 +1,4 @@
-import { mkdtempSync, rmdirSync } from 'node:fs';
-import fs from 'node:fs/promises';
 import os from 'node:os';
-import path from 'node:path';
 import type { Deps } from '../deps.js';
 import { iso } from '../deps.js';
 import type { TasksTable } from '../db/schema.js';
@@ -28,20 +25,12 @@ import { resolveInput } from './input.js';
 import { runOptions } from '../services/media/secrets.js';
 import { applyResult, packageWriterFor } from './outcome.js';
 import { discardProcessingFile, type GrowingPackage } from '../services/media/growing-package.js';
+import { ScratchDirs } from './scratch-dirs.js';
 import { TaskTimeline } from './timeline.js';
 
 const PROGRESS_WRITE_MS = 500;
 /** Tasks that may be storing their outputs and committing, per slot of `concurrency`. */
 const ENDING_PER_SLOT = 4;
-
-/** A task's scratch directory, usually empty by now (its outputs were renamed into the store). */
-async function removeScratch(dir: string): Promise<void> {
-  try {
-    rmdirSync(dir);
-  } catch {
-    await fs.rm(dir, { recursive: true, force: true });
-  }
-}
 
 /** The kind's own options: a task's `options` also show where its output goes (its target). */
 function kindOptions(task: TasksTable): Record<string, unknown> {
@@ -94,12 +83,14 @@ export class WorkerPool {
   private readonly row: WorkersTable;
   private beat: NodeJS.Timeout | null = null;
   private registered: Promise<void> = Promise.resolve();
+  private readonly scratch: ScratchDirs;
 
   constructor(
     private readonly deps: Deps,
     private readonly opts: PoolOptions,
   ) {
     this.ai = new AiEngines(deps);
+    this.scratch = new ScratchDirs(deps.tmpDir, (1 + ENDING_PER_SLOT) * opts.concurrency);
     const started = iso(deps.clock.now());
     this.row = {
       id: this.owner,
@@ -237,10 +228,7 @@ export class WorkerPool {
       () => controller.abort(Object.assign(new Error('task timeout'), { reason: 'timeout' })),
       policy.timeoutMs,
     );
-    // The scratch directory is made and removed synchronously: one metadata syscall each on local
-    // disk, where the thread pool's queue (sharp's runs and fsyncs hold its four threads) made
-    // each a millisecond or more of a small task.
-    const workDir = mkdtempSync(path.join(deps.tmpDir, `task-${task.id}-`));
+    const workDir = this.scratch.take();
     let completed = false;
     // The package this attempt stores while it is made, once the kind asks for its writer.
     const early: { pkg: GrowingPackage | null } = { pkg: null };
@@ -296,7 +284,7 @@ export class WorkerPool {
     } finally {
       clearInterval(beat);
       clearTimeout(timeout);
-      await removeScratch(workDir);
+      await this.scratch.give(workDir, completed);
       timeline.mark('cleanup');
       if (completed) observeTaskPhases(task.kind, timeline.phases);
     }
