@@ -11,7 +11,8 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 
 // A task's outputs go into its input's media. When that media is deleted while the task runs, the
 // output's rows are refused (the files' foreign key, no separate read of the media) as not_found,
-// and what was stored for them is removed with its journal entries. Both databases.
+// and what was stored for them is removed with its journal entries; an output whose path is taken
+// meanwhile is file_conflict. The rows are written with the transaction's last writes. Both databases.
 
 let t: TestServer;
 let origin: Origin;
@@ -73,18 +74,37 @@ describe('a task output whose media is gone', () => {
     const del = await t.call('DELETE', `/media/${mediaId}`, { key });
     assert.equal(del.status, 200, del.text);
 
-    const err: unknown = await transact(deps().db, (trx) => staged.insert(trx)).then(
+    // As the worker ends a task (workers/outcome.ts): the transaction fails, abandon() says why.
+    const failed: unknown = await transact(deps().db, (trx) => staged.insert(trx)).then(
       () => assert.fail('the rows of a deleted media were inserted'),
       (e: unknown) => e,
     );
+    const err = await staged.abandon(failed);
     assert.ok(err instanceof AppError, String(err));
     assert.equal(err.code, 'not_found');
     assert.match(err.message, new RegExp(mediaId));
-    const abandoned = await staged.abandon(err);
-    assert.equal(abandoned, err);
     assert.equal(await deps().blobs.stat(entry.blob_key), null, 'the stored bytes are removed');
     assert.deepEqual(await journal(), []);
     const files = await deps().db.selectFrom('files').select('id').where('media_id', '=', mediaId).execute();
     assert.deepEqual(files, []);
+  });
+
+  it('is refused as file_conflict when its folder and filename were taken meanwhile', async () => {
+    const mediaId = await newMedia();
+    const first = await stageOutputs(deps(), { projectId }, mediaId, [
+      { ...(await output()), folder: 'outs', filename: 'poster.png' },
+    ]);
+    await transact(deps().db, (trx) => first.insert(trx));
+    const second = await stageOutputs(deps(), { projectId }, mediaId, [
+      { ...(await output()), folder: 'outs', filename: 'poster.png' },
+    ]);
+    const failed: unknown = await transact(deps().db, (trx) => second.insert(trx)).then(
+      () => assert.fail('two files at one path'),
+      (e: unknown) => e,
+    );
+    const err = await second.abandon(failed);
+    assert.ok(err instanceof AppError, String(err));
+    assert.equal(err.code, 'file_conflict');
+    assert.deepEqual(await journal(), []);
   });
 });

@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import type { Kysely } from 'kysely';
+import type { Insertable, Kysely } from 'kysely';
 import type { Deps } from '../../deps.js';
 import { iso } from '../../deps.js';
-import type { Database } from '../../db/schema.js';
+import type { Database, FilesTable } from '../../db/schema.js';
 import { bumpCounter } from '../../db/queries/counters.js';
 import { touchMedia } from '../../db/queries/media.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../../db/errors.js';
-import { transact } from '../../db/transact.js';
+import { heldWrite, transact } from '../../db/transact.js';
 import { AppError } from '../../errors.js';
 import { recordEvent } from '../../events/record.js';
 import { crashPoint } from '../../faults.js';
@@ -124,11 +124,17 @@ async function putBlobs(
   return sizes;
 }
 
+/**
+ * `conflict`: the error of a file path already taken; `gone`: of a row the new rows name (their
+ * media) deleted meanwhile. Either shows when the rows are written, which may be at the end of the
+ * transaction: the caller's abandon() says which it was.
+ */
 function staged<T>(
   deps: Deps,
   keys: string[],
   insert: (trx: Kysely<Database>) => Promise<T>,
   conflict: () => AppError,
+  gone?: () => AppError,
 ): Staged<T> {
   return {
     async insert(trx) {
@@ -139,7 +145,8 @@ function staged<T>(
     committed: () => crashPoint(deps.config, 'blob.put.committed'),
     async abandon(err) {
       await abandonPut(deps, keys);
-      return isUniqueViolation(err) ? conflict() : err;
+      if (isUniqueViolation(err)) return conflict();
+      return gone && isForeignKeyViolation(err) ? gone() : err;
     },
   };
 }
@@ -311,32 +318,26 @@ export async function stageOutputs(
     async (trx) => {
       const now = iso(deps.clock.now());
       const files: FileObject[] = [];
+      // The rows are written with the transaction's last writes (one round trip on PostgreSQL).
       // The media (the input's, so of this project) may have been deleted while the task ran: the
-      // rows' foreign key says so, and no separate read of the media is needed (a round trip on
-      // PostgreSQL, and it could not have seen a deletion committed after it anyway).
-      try {
-        for (const [i, p] of planned.entries()) {
-          const filename = p.out.filename ?? `${p.id}.${p.out.facts.extension}`;
-          files.push(
-            (
-              await insertFileRow(deps, trx, scope, {
-                id: p.id,
-                mediaId,
-                facts: p.out.facts,
-                probe: p.out.probe,
-                size: sizes[i]!,
-                blobKey: p.key,
-                folder: p.out.folder,
-                filename,
-                ref: p.out.ref,
-                metadata: p.out.metadata,
-                now,
-              })
-            ).file,
-          );
-        }
-      } catch (err) {
-        throw isForeignKeyViolation(err) ? notFoundMedia(mediaId) : err;
+      // rows' foreign key says so then, and abandon() answers not_found (no read of the media first,
+      // which could not have seen a deletion committed after it anyway).
+      for (const [i, p] of planned.entries()) {
+        const filename = p.out.filename ?? `${p.id}.${p.out.facts.extension}`;
+        const row = {
+          id: p.id,
+          mediaId,
+          facts: p.out.facts,
+          probe: p.out.probe,
+          size: sizes[i]!,
+          blobKey: p.key,
+          folder: p.out.folder,
+          filename,
+          ref: p.out.ref,
+          metadata: p.out.metadata,
+          now,
+        };
+        files.push((await insertFileRow(deps, trx, scope, row, { atEnd: true })).file);
       }
       // At the transaction's end: on PostgreSQL the media row stays locked until the commit.
       await touchMedia(trx, mediaId, now);
@@ -347,6 +348,7 @@ export async function stageOutputs(
         'file_conflict',
         'a file already exists at the output folder/filename; choose another filename or folder',
       ),
+    () => notFoundMedia(mediaId),
   );
 }
 
@@ -381,8 +383,23 @@ export function factColumns(r: Pick<NewRow, 'facts' | 'size' | 'metadata' | 'pro
   };
 }
 
-/** Inserts a file row with its count and its event (file.created; file.playable for a processing package). */
-export async function insertFileRow(deps: Deps, trx: Kysely<Database>, scope: Scope, r: NewRow) {
+// File rows written with the transaction's last writes (db/transact.ts), in id order.
+const heldFileRows = heldWrite<Insertable<FilesTable>>('files', (trx, entries) =>
+  trx.insertInto('files').values(entries.map(([, row]) => row)),
+);
+
+/**
+ * Inserts a file row with its count and its event (file.created; file.playable for a processing
+ * package). `atEnd`: with the transaction's last writes, when nothing in it reads the row meanwhile;
+ * its constraints (path taken, media gone) then fail the transaction's end rather than this call.
+ */
+export async function insertFileRow(
+  deps: Deps,
+  trx: Kysely<Database>,
+  scope: Scope,
+  r: NewRow,
+  { atEnd = false } = {},
+) {
   const row = {
     id: r.id,
     project_id: scope.projectId,
@@ -396,7 +413,9 @@ export async function insertFileRow(deps: Deps, trx: Kysely<Database>, scope: Sc
     created: r.now,
     updated: r.now,
   };
-  await trx.insertInto('files').values(row).execute();
+  const held = atEnd ? heldFileRows.rowsIn(trx) : null;
+  if (held) held.set(row.id, row);
+  else await trx.insertInto('files').values(row).execute();
   await bumpCounter(trx, scope.projectId, 'files', 1);
   const file = toFileObject(deps.config.publicUrl, row);
   const event = row.status === 'processing' ? 'file.playable' : 'file.created';
