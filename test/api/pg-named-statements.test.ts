@@ -151,6 +151,9 @@ test('without the connection of generic plans (a pooler refusing its startup opt
   const closed = new URL(url);
   closed.port = String(await freePort());
   const pool = new pg.Pool({ connectionString: url.toString(), max: 1 });
+  // pool.end() resolves before its connection has closed: the database's forced drop (after) may
+  // still end that connection, whose error must not become the process's uncaught exception.
+  pool.on('error', () => undefined);
   const refused = new pg.Pool({ connectionString: closed.toString(), max: 1 });
   refused.on('error', () => undefined);
   const fallback = new Kysely<Database>({ dialect: new PostgresDialect({ pool: withNamedStatements(pool, refused) }) });
