@@ -4,7 +4,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { transact } from '../../src/db/transact.js';
 import { AppError } from '../../src/errors.js';
-import { stageOutputs, type OutputFile } from '../../src/services/media/file-store.js';
+import { stageOutputs, type OutputFile, type Staged } from '../../src/services/media/file-store.js';
 import { fixture } from '../helpers/fixtures.js';
 import { startOrigin, type Origin } from '../helpers/origin.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -51,6 +51,17 @@ async function output(): Promise<OutputFile> {
 const deps = () => t.server.runtime.deps;
 const journal = () => deps().db.selectFrom('blob_journal').select('blob_key').execute();
 
+/** As the worker ends a task (workers/outcome.ts): the rows' transaction fails, abandon() says why. */
+async function refusal(staged: Staged<unknown>): Promise<AppError> {
+  const failed: unknown = await transact(deps().db, (trx) => staged.insert(trx)).then(
+    () => assert.fail('the rows were inserted'),
+    (e: unknown) => e,
+  );
+  const err = await staged.abandon(failed);
+  assert.ok(err instanceof AppError, String(err));
+  return err;
+}
+
 describe('a task output whose media is gone', () => {
   it('is stored in its media while the media exists, its journal entry settled in the same commit', async () => {
     const mediaId = await newMedia();
@@ -74,13 +85,7 @@ describe('a task output whose media is gone', () => {
     const del = await t.call('DELETE', `/media/${mediaId}`, { key });
     assert.equal(del.status, 200, del.text);
 
-    // As the worker ends a task (workers/outcome.ts): the transaction fails, abandon() says why.
-    const failed: unknown = await transact(deps().db, (trx) => staged.insert(trx)).then(
-      () => assert.fail('the rows of a deleted media were inserted'),
-      (e: unknown) => e,
-    );
-    const err = await staged.abandon(failed);
-    assert.ok(err instanceof AppError, String(err));
+    const err = await refusal(staged);
     assert.equal(err.code, 'not_found');
     assert.match(err.message, new RegExp(mediaId));
     assert.equal(await deps().blobs.stat(entry.blob_key), null, 'the stored bytes are removed');
@@ -98,13 +103,7 @@ describe('a task output whose media is gone', () => {
     const second = await stageOutputs(deps(), { projectId }, mediaId, [
       { ...(await output()), folder: 'outs', filename: 'poster.png' },
     ]);
-    const failed: unknown = await transact(deps().db, (trx) => second.insert(trx)).then(
-      () => assert.fail('two files at one path'),
-      (e: unknown) => e,
-    );
-    const err = await second.abandon(failed);
-    assert.ok(err instanceof AppError, String(err));
-    assert.equal(err.code, 'file_conflict');
+    assert.equal((await refusal(second)).code, 'file_conflict');
     assert.deepEqual(await journal(), []);
   });
 });
