@@ -4,7 +4,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Agent, request } from 'undici';
-import { freePort, mediadCommand } from './lib.js';
+import { freePort, mediadCommand, mediadEnv } from './lib.js';
 
 export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 export const pct = (xs: number[], p: number) =>
@@ -14,16 +14,7 @@ export const ms = (a: string, b: string) => Date.parse(b) - Date.parse(a);
 export async function startMediad(extraEnv: Record<string, string> = {}) {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'mediad-bench-tasks-'));
   const port = await freePort();
-  const env = {
-    ...process.env,
-    MEDIAD_DATA_DIR: dataDir,
-    MEDIAD_HOST: '127.0.0.1',
-    MEDIAD_PORT: String(port),
-    MEDIAD_PUBLIC_URL: `https://localhost:${port}`,
-    MEDIAD_LOG_LEVEL: 'warn',
-    MEDIAD_RATE_LIMIT_PER_MINUTE: '10000000',
-    ...extraEnv,
-  };
+  const env = mediadEnv(dataDir, port, extraEnv);
   // The built command through its #! line, as users run it (not the sources through tsx).
   const cli = await mediadCommand();
   const key = JSON.parse(

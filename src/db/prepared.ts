@@ -1,5 +1,6 @@
 import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
 import type pgModule from 'pg';
+import { errorCode } from './errors.js';
 
 // Named statements on PostgreSQL for the queries compiled once (db/compiled.ts). Kysely sends
 // every query unnamed, so PostgreSQL parses and plans it again on every call: the task claim's
@@ -41,7 +42,7 @@ export function nameStatement(sql: string, { genericPlan = false }: { genericPla
  */
 const STALE_PLAN = '0A000';
 function renameStale(sql: string, err: unknown): boolean {
-  if (!(err instanceof Error) || !('code' in err) || err.code !== STALE_PLAN || !names.has(sql)) return false;
+  if (errorCode(err) !== STALE_PLAN || !names.has(sql)) return false;
   names.set(sql, `mediad_${made++}`);
   return true;
 }
@@ -58,7 +59,7 @@ const commandOf = (c: string) => COMMANDS.find((k) => k === c) ?? 'SELECT';
  * planned as before: from then on, or this once.
  */
 function connectionFailure(err: unknown): 'refused' | 'unreachable' | null {
-  const code = err instanceof Error && 'code' in err && typeof err.code === 'string' ? err.code : '';
+  const code = errorCode(err);
   if (code === '08P01') return 'refused';
   return /^(08|28|57P0|E[A-Z]+$)/.test(code) ? 'unreachable' : null;
 }

@@ -50,12 +50,13 @@ export async function reassertPut(deps: Pick<Deps, 'db' | 'clock'>, keys: string
     .execute();
 }
 
+const dropEntries = (db: Db, keys: string[]) => db.deleteFrom('blob_journal').where('blob_key', 'in', keys);
+
 // Settled with the transaction's other last writes (db/transact.ts): on PostgreSQL one round trip
 // fewer for every stored file, and the entries go in the same commit as the rows all the same.
 const heldSettles = heldWrite<true>('blob_journal.settle', (trx, entries) =>
-  trx.deleteFrom('blob_journal').where(
-    'blob_key',
-    'in',
+  dropEntries(
+    trx,
     entries.map(([key]) => key),
   ),
 );
@@ -63,19 +64,14 @@ const heldSettles = heldWrite<true>('blob_journal.settle', (trx, entries) =>
 /** In the transaction that inserts the rows referencing these blobs: they are settled. */
 export async function settlePut(trx: Db, keys: string[]): Promise<void> {
   const held = heldSettles.rowsIn(trx);
-  if (!held) {
-    await trx.deleteFrom('blob_journal').where('blob_key', 'in', keys).execute();
-    return;
-  }
-  for (const key of keys) held.set(key, true);
+  if (held) for (const key of keys) held.set(key, true);
+  else await dropEntries(trx, keys).execute();
 }
 
 /** After the rows' transaction failed: the blobs go, then their entries. */
 export async function abandonPut(deps: Pick<Deps, 'db' | 'blobs'>, keys: string[]): Promise<void> {
   for (const key of keys) await removeBlob(deps.blobs, key).catch(() => undefined);
-  await deps.db
-    .deleteFrom('blob_journal')
-    .where('blob_key', 'in', keys)
+  await dropEntries(deps.db, keys)
     .execute()
     .catch(() => undefined);
 }

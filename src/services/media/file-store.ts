@@ -383,9 +383,14 @@ export function factColumns(r: Pick<NewRow, 'facts' | 'size' | 'metadata' | 'pro
   };
 }
 
+const insertFiles = (trx: Kysely<Database>, rows: Insertable<FilesTable>[]) => trx.insertInto('files').values(rows);
+
 // File rows written with the transaction's last writes (db/transact.ts), in id order.
 const heldFileRows = heldWrite<Insertable<FilesTable>>('files', (trx, entries) =>
-  trx.insertInto('files').values(entries.map(([, row]) => row)),
+  insertFiles(
+    trx,
+    entries.map(([, row]) => row),
+  ),
 );
 
 /**
@@ -415,7 +420,7 @@ export async function insertFileRow(
   };
   const held = atEnd ? heldFileRows.rowsIn(trx) : null;
   if (held) held.set(row.id, row);
-  else await trx.insertInto('files').values(row).execute();
+  else await insertFiles(trx, [row]).execute();
   await bumpCounter(trx, scope.projectId, 'files', 1);
   const file = toFileObject(deps.config.publicUrl, row);
   const event = row.status === 'processing' ? 'file.playable' : 'file.created';
