@@ -8,7 +8,7 @@ import { transact } from '../db/transact.js';
 import { AppError } from '../errors.js';
 import type { KindInput } from '../kinds/define.js';
 import { probeFile, type ProbeResult } from '../media/index.js';
-import { attachInput } from '../queue/task-state.js';
+import { attachInput, type InputFileRow } from '../queue/task-state.js';
 import { scratchPath, stageLocalFile } from '../services/media/file-store.js';
 import { findFileRow } from '../services/media/files.js';
 import { parseChain } from '../shapes/events.js';
@@ -22,6 +22,8 @@ import { sourceName } from '../net/index.js';
 export async function resolveInput(
   deps: Deps,
   task: TasksTable,
+  /** The input file's row as the claim read it (undefined: not read). */
+  claimed: InputFileRow | null | undefined,
   workDir: string,
   signal: AbortSignal,
 ): Promise<KindInput> {
@@ -44,9 +46,12 @@ export async function resolveInput(
       throw await staged.abandon(err);
     }
   }
-  // On the main connection, not the reader thread: one indexed row, and a worker waits for it
-  // (the thread's round trip queues behind the API's reads).
-  const row = await findFileRow({ db: deps.db, reader: null }, task.project_id, fileId);
+  // Read with the claim on PostgreSQL; else on the main connection, not the reader thread: one
+  // indexed row, and a worker waits for it (the thread's round trip queues behind the API's reads).
+  const row =
+    fileId === task.input_file_id && claimed !== undefined
+      ? claimed
+      : await findFileRow({ db: deps.db, reader: null }, task.project_id, fileId);
   if (!row) throw new AppError('not_found', `the input file ${fileId} no longer exists`);
   let local = deps.blobs.localPath(row.blob_key);
   if (!local) {

@@ -14,7 +14,15 @@ import { observeTask, observeTaskPhases } from '../metrics/registry.js';
 import { Poller } from '../poller.js';
 import { policyOf } from '../queue/policies.js';
 import { classifyFailure, retryDelay } from '../queue/retry.js';
-import { claim, expiredLeases, fail, heartbeat, LeaseLostError, release } from '../queue/task-state.js';
+import {
+  claim,
+  expiredLeases,
+  fail,
+  heartbeat,
+  LeaseLostError,
+  release,
+  type InputFileRow,
+} from '../queue/task-state.js';
 import { beatWorker, registerWorker, removeWorker, workerBeatMs, workerStaleMs } from '../queue/worker-registry.js';
 import type { WorkersTable } from '../db/schema.js';
 import { findFileRow } from '../services/media/files.js';
@@ -165,8 +173,9 @@ export class WorkerPool {
       this.running.size < (1 + ENDING_PER_SLOT) * concurrency
     ) {
       const timeline = new TaskTimeline();
-      const task = await claim(this.deps.db, this.owner, this.opts.leaseMs, this.deps.clock.now());
-      if (!task) break;
+      const claimed = await claim(this.deps.db, this.owner, this.opts.leaseMs, this.deps.clock.now());
+      if (!claimed) break;
+      const { task, inputFile } = claimed;
       timeline.mark('claim');
       const controller = new AbortController();
       this.running.set(task.id, controller);
@@ -178,7 +187,7 @@ export class WorkerPool {
         this.working--;
         this.poller.wake();
       };
-      void this.run(task, controller, timeline, leaveSlot).finally(() => {
+      void this.run(task, inputFile, controller, timeline, leaveSlot).finally(() => {
         this.running.delete(task.id);
         leaveSlot();
         this.poller.wake();
@@ -214,6 +223,7 @@ export class WorkerPool {
 
   private async run(
     task: TasksTable,
+    inputFile: InputFileRow | null | undefined,
     controller: AbortController,
     timeline: TaskTimeline,
     leaveSlot: () => void,
@@ -255,7 +265,7 @@ export class WorkerPool {
       const target = JSON.parse(task.target) as TaskTarget;
       timeline.mark('setup');
       const input: KindInput | null = kind.needsInputFile
-        ? await resolveInput(deps, task, workDir, controller.signal)
+        ? await resolveInput(deps, task, inputFile, workDir, controller.signal)
         : null;
       timeline.mark('input');
       const ctx: RunContext = {

@@ -255,7 +255,8 @@ describe('fair claiming', () => {
     const t = await startTestServer({ MEDIAD_WORKER_CONCURRENCY: '0' });
     try {
       const db = t.server.runtime.deps.db;
-      const { insertPending: insertPendingTask, claim: claimTask } = await import('../../src/queue/task-state.js');
+      const { insertPending: insertPendingTask, claim } = await import('../../src/queue/task-state.js');
+      const claimTask = async (...a: Parameters<typeof claim>) => (await claim(...a))?.task;
       const big = (await t.key('fair', 'big')).project_id;
       const small = (await t.key('fair', 'small')).project_id;
       // Two projects that waited longest but have nothing due: a task not due yet, and a paused kind.
@@ -317,7 +318,8 @@ describe('fair claiming', () => {
     try {
       if (!t.databaseUrl) return ctx.skip('SQLite locks no rows');
       const db = t.server.runtime.deps.db;
-      const { insertPending: insertPendingTask, claim: claimTask } = await import('../../src/queue/task-state.js');
+      const { insertPending: insertPendingTask, claim } = await import('../../src/queue/task-state.js');
+      const claimTask = async (...a: Parameters<typeof claim>) => (await claim(...a))?.task;
       const fair = (await t.key('locked', 'fair')).project_id;
       const other = (await t.key('locked', 'other')).project_id;
       const at = (ms: number) => new Date(Date.UTC(2026, 0, 1) + ms).toISOString();

@@ -121,11 +121,14 @@ const genericSession = compiledTemplate(
   { genericPlan: true },
 );
 
+/** How the claim's statement starts on PostgreSQL: the update, with the input file's row read beside it. */
+const CLAIM = 'with "claimed" as (update "tasks" set "status"';
+
 test('the task claim is planned once: generic plans on its own connection, outside transactions only', async (t) => {
   if (!db) return t.skip('PostgreSQL is not reachable');
   const { claim } = await import('../../src/queue/task-state.js');
   for (let i = 0; i < 7; i++) assert.equal(await claim(db, 'w', 30_000, new Date()), undefined);
-  const claims = (await db.executeQuery(genericSession(db, 'update "tasks" set "status"%'))).rows;
+  const claims = (await db.executeQuery(genericSession(db, `${CLAIM}%`))).rows;
   assert.ok(claims.length >= 1, 'the claim was prepared on the generic connection');
   for (const c of claims) {
     assert.equal(Number(c.custom_plans), 0, `no plan for the values: ${JSON.stringify(c)}`);
@@ -133,14 +136,14 @@ test('the task claim is planned once: generic plans on its own connection, outsi
   }
   // The pool's own connection never prepared it, and its ordinary queries keep custom plans.
   const own = await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(db);
-  assert.ok(!own.rows.some((r) => r.statement.startsWith('update "tasks" set "status"')));
+  assert.ok(!own.rows.some((r) => r.statement.startsWith(CLAIM)));
   const mode = await sql<{ plan_cache_mode: string }>`show plan_cache_mode`.execute(db);
   assert.equal(mode.rows[0]!.plan_cache_mode, 'auto', 'the pool keeps PostgreSQL’s choice');
   // Inside a transaction the statement stays on the transaction's connection.
   await db.transaction().execute(async (trx) => {
     await claim(trx, 'w', 30_000, new Date());
     const inTrx = await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(trx);
-    assert.ok(inTrx.rows.some((r) => r.statement.startsWith('update "tasks" set "status"')));
+    assert.ok(inTrx.rows.some((r) => r.statement.startsWith(CLAIM)));
   });
 });
 
@@ -162,7 +165,7 @@ test('without the connection of generic plans (a pooler refusing its startup opt
     for (let i = 0; i < 3; i++) assert.equal(await claim(fallback, 'w', 30_000, new Date()), undefined);
     const own = await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(fallback);
     assert.ok(
-      own.rows.some((r) => r.statement.startsWith('update "tasks" set "status"')),
+      own.rows.some((r) => r.statement.startsWith(CLAIM)),
       'run on the pool',
     );
   } finally {
