@@ -188,9 +188,13 @@ export class WorkerPool {
         this.poller.wake();
       };
       void this.run(task, inputFile, controller, timeline, leaveSlot).finally(() => {
+        // The slot was left when the kind's work ended, with a pass to claim the next task; another
+        // pass now only when the tasks still ending were what held the claims back (each empty
+        // claim is a statement, two on PostgreSQL).
+        const ending = this.running.size >= (1 + ENDING_PER_SLOT) * concurrency;
         this.running.delete(task.id);
-        leaveSlot();
-        this.poller.wake();
+        if (slot) leaveSlot();
+        else if (ending) this.poller.wake();
       });
     }
   }
