@@ -1,6 +1,8 @@
 import { SqliteAdapter, sql, type Compilable, type Kysely } from 'kysely';
 import { signals, TASK_READY, type WorkSignal } from '../signals.js';
+import { errorCode } from './errors.js';
 import { notifyQuery } from './notify.js';
+import { LAST_WRITES } from './prepared.js';
 import type { Database } from './schema.js';
 
 // The commit helper: work created in a transaction (tasks, events, deliveries) asks for its
@@ -19,10 +21,16 @@ import type { Database } from './schema.js';
 /** A statement made at the end of a transaction from what was gathered for it. */
 type Compiled = Compilable & { execute(): Promise<unknown> };
 
+/** A held-back write: its statement, and for a gated one the error when it changed no row. */
+interface Held {
+  build(trx: Kysely<Database>): Compiled;
+  gate: (() => Error) | null;
+}
+
 interface TxState {
   woken: Set<WorkSignal>;
   /** The held-back writes by name, each making its statement from the rows it gathered. */
-  last: Map<string, (trx: Kysely<Database>) => Compiled>;
+  last: Map<string, Held>;
 }
 
 const pending = new WeakMap<Kysely<Database>, TxState>();
@@ -51,22 +59,40 @@ export async function transact<T>(db: Kysely<Database>, fn: (trx: Kysely<Databas
   return result;
 }
 
+/** PostgreSQL's division_by_zero: how the last writes' statement says that a gated write changed no row. */
+const GATE_FAILED = '22012';
+
 /**
  * The held-back writes of `trx` (sorted by key, so concurrent transactions lock shared rows in
  * one order) and its NOTIFYs: on SQLite one statement after another (in process, no round trip),
- * on PostgreSQL one statement, data-modifying CTEs beside the pg_notify calls.
+ * on PostgreSQL one statement, data-modifying CTEs beside the pg_notify calls. A gated write
+ * (a task's completion under its lease) that changes no row fails the transaction with its error:
+ * on PostgreSQL the statement divides by the count of the rows it changed, so that the statement
+ * itself fails and takes the other writes with it, also where it is sent without a transaction.
  */
 async function flushLast(trx: Kysely<Database>, state: TxState): Promise<void> {
-  const writes = [...state.last.entries()].sort(byKey).map(([, write]) => write(trx));
+  const held = [...state.last.entries()].sort(byKey).map(([, h]) => h);
   if (trx.getExecutor().adapter instanceof SqliteAdapter) {
-    for (const w of writes) await w.execute();
+    for (const h of held) {
+      const rows = await h.build(trx).execute();
+      if (h.gate && Array.isArray(rows) && rows.length === 0) throw h.gate();
+    }
     return;
   }
   const notifies = [...state.woken].map((s) => notifyQuery(s));
-  if (writes.length === 0 && notifies.length === 0) return;
-  const ctes = writes.map((w, i) => sql`${sql.raw(`w${i}`)} as (${w})`);
-  const select = notifies.length > 0 ? sql.join(notifies) : sql`1`;
-  await (ctes.length > 0 ? sql`with ${sql.join(ctes)} select ${select}` : sql`select ${select}`).execute(trx);
+  if (held.length === 0 && notifies.length === 0) return;
+  const ctes = held.map((h, i) => sql`${sql.raw(`w${i}`)} as (${h.build(trx)})`);
+  const gates = held.flatMap((h, i) => (h.gate ? [sql`(select 1 / count(*) from ${sql.raw(`w${i}`)})`] : []));
+  const columns = [...gates, ...notifies];
+  const select = columns.length > 0 ? sql.join(columns) : sql`1`;
+  const statement = ctes.length > 0 ? sql`with ${sql.join(ctes)} select ${select}` : sql`select ${select}`;
+  try {
+    await sql`${sql.raw(LAST_WRITES)}${statement}`.execute(trx);
+  } catch (err) {
+    const gate = held.find((h) => h.gate)?.gate;
+    if (gate && errorCode(err) === GATE_FAILED) throw gate();
+    throw err;
+  }
 }
 
 /**
@@ -74,10 +100,13 @@ async function flushLast(trx: Kysely<Database>, state: TxState): Promise<void> {
  * key in `db`'s transaction, for the caller to add to or merge into (null when `db` is not one
  * opened by transact: the caller writes at once); at the end `build` makes one statement of them,
  * sorted by key (so concurrent transactions lock shared rows in one order). Made once per module.
+ * `gate`: the statement returns the rows it changed (`returning`), and changing none fails the
+ * transaction with the error `gate` makes of the entries (at most one gated write a transaction).
  */
 export function heldWrite<T>(
   name: string,
   build: (trx: Kysely<Database>, entries: [string, T][]) => Compiled,
+  gate?: (entries: [string, T][]) => Error,
 ): { rowsIn(db: Kysely<Database>): Map<string, T> | null } {
   const gathered = new WeakMap<TxState, Map<string, T>>();
   return {
@@ -88,7 +117,11 @@ export function heldWrite<T>(
       if (!rows) {
         const made = new Map<string, T>();
         gathered.set(state, made);
-        state.last.set(name, (trx) => build(trx, [...made.entries()].sort(byKey)));
+        const sorted = () => [...made.entries()].sort(byKey);
+        state.last.set(name, {
+          build: (trx) => build(trx, sorted()),
+          gate: gate ? () => gate(sorted()) : null,
+        });
         rows = made;
       }
       return rows;

@@ -12,7 +12,7 @@ import { compiledTemplate } from '../db/compiled.js';
 import type { readFile } from '../db/hot-reads.js';
 import { bumpCounter } from '../db/queries/counters.js';
 import { addUsage, USAGE_METRICS, type UsageDelta } from '../db/queries/usage.js';
-import { wake } from '../db/transact.js';
+import { heldWrite, wake } from '../db/transact.js';
 import { recordEvent } from '../events/record.js';
 import { newId } from '../ids.js';
 import { chainText, parseChain, type Chain } from '../shapes/events.js';
@@ -350,26 +350,62 @@ export interface Completion {
   results?: unknown;
 }
 
-/** processing → completed, with its event, webhook and usage. */
-export async function complete(trx: Db, task: Claimed, c: Completion, now: string): Promise<TasksTable> {
-  const row = heldOrThrow(
-    await leased(trx.updateTable('tasks'), task)
-      .set({
-        status: 'completed',
-        output: c.output === null ? null : JSON.stringify(c.output),
-        output_file_id: c.outputFileId,
-        results: c.results === undefined ? null : JSON.stringify(c.results),
-        progress: 100,
-        error: null,
-        lease_owner: null,
-        lease_expires: null,
-        finished: now,
-        updated: now,
-      })
-      .returningAll()
-      .executeTakeFirst(),
-    task.id,
-  );
+/** The columns a completion sets. */
+function completionSet(c: Completion, now: string) {
+  return {
+    status: 'completed' as const,
+    output: c.output === null ? null : JSON.stringify(c.output),
+    output_file_id: c.outputFileId,
+    results: c.results === undefined ? null : JSON.stringify(c.results),
+    progress: 100,
+    error: null,
+    lease_owner: null,
+    lease_expires: null,
+    finished: now,
+    updated: now,
+  };
+}
+
+interface HeldCompletion {
+  task: Leased;
+  set: ReturnType<typeof completionSet>;
+}
+
+// A completion written with the transaction's last writes, gated by the lease: a task no longer
+// ours changes no row, and the transaction fails with LeaseLostError (db/transact.ts). On
+// PostgreSQL a completion whose other writes are all held too is then one statement.
+const heldCompletion = heldWrite<HeldCompletion>(
+  'tasks',
+  (trx, entries) => {
+    const [c] = entries.map(([, e]) => e);
+    if (!c || entries.length > 1) throw new Error('one held completion per transaction');
+    return leased(trx.updateTable('tasks'), c.task).set(c.set).returning('id');
+  },
+  (entries) => new LeaseLostError(entries.map(([id]) => id).join(', ')),
+);
+
+/**
+ * processing → completed, with its event, webhook and usage. `current`: the task's row as it is
+ * now (the claimed row, when nothing changed it since); given, and the task not a workflow's step
+ * (whose parent reads its status in the same transaction), the update is held to the
+ * transaction's last writes and the row is made here from it.
+ */
+export async function complete(
+  trx: Db,
+  task: Claimed,
+  c: Completion,
+  now: string,
+  current?: TasksTable,
+): Promise<TasksTable> {
+  const set = completionSet(c, now);
+  const held = current && !current.parent_id ? heldCompletion.rowsIn(trx) : null;
+  let row: TasksTable;
+  if (current && held && held.size === 0) {
+    held.set(task.id, { task, set });
+    row = { ...current, ...set };
+  } else {
+    row = heldOrThrow(await leased(trx.updateTable('tasks'), task).set(set).returningAll().executeTakeFirst(), task.id);
+  }
   await announceEnd(trx, row, now, task.updated);
   return row;
 }

@@ -42,7 +42,13 @@ export async function applyResult(
     await transact(deps.db, async (trx) =>
       advance(
         trx,
-        await complete(trx, task, { outputFileId: null, output: result.output, results: result.results }, now()),
+        await complete(
+          trx,
+          task,
+          { outputFileId: null, output: result.output, results: result.results },
+          now(),
+          currentRow(task, growing),
+        ),
         now(),
       ),
     );
@@ -66,7 +72,13 @@ export async function applyResult(
       }
       await advance(
         trx,
-        await complete(trx, task, { outputFileId: output.id, output: fileSummary(output), results }, now()),
+        await complete(
+          trx,
+          task,
+          { outputFileId: output.id, output: fileSummary(output), results },
+          now(),
+          currentRow(task, growing),
+        ),
         now(),
       );
     });
@@ -75,6 +87,17 @@ export async function applyResult(
   } catch (err) {
     throw await staged.abandon(err);
   }
+}
+
+/**
+ * The claimed row is still the task's row unless this attempt changed it: a fetched input attached
+ * (a url task's first attempt, attachInput) or a package stored while it was made (markPlayable).
+ * complete() makes the completed row from it without reading it back.
+ */
+function currentRow(task: TasksTable, growing?: GrowingPackage | null): TasksTable | undefined {
+  if (growing?.started) return undefined;
+  if (task.input_url !== null && task.input_file_id === null) return undefined;
+  return task;
 }
 
 /**

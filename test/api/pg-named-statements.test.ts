@@ -7,7 +7,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { connect, migrate, type Db } from '../../src/db/connect.js';
 import { compiledTemplate } from '../../src/db/compiled.js';
-import { withNamedStatements } from '../../src/db/prepared.js';
+import { LAST_WRITES, withNamedStatements } from '../../src/db/prepared.js';
 import type { Database } from '../../src/db/schema.js';
 import { freePort } from '../helpers/server.js';
 
@@ -171,4 +171,39 @@ test('without the connection of generic plans (a pooler refusing its startup opt
   } finally {
     await fallback.destroy();
   }
+});
+
+// A transaction's BEGIN waits for its first statement (db/prepared.ts): when that statement is the
+// transaction's last writes (db/transact.ts' LAST_WRITES), it is sent alone, without BEGIN and
+// COMMIT. PostgreSQL's clocks tell which: a statement alone starts its own transaction.
+const alone = (d: Db) =>
+  sql<{
+    alone: boolean;
+  }>`${sql.raw(LAST_WRITES)}select statement_timestamp() = transaction_timestamp() as alone`.execute(d);
+
+test('a transaction whose one statement is its last writes sends it alone; any other begins first', async (t) => {
+  if (!db) return t.skip('PostgreSQL is not reachable');
+  const only = await db.transaction().execute(async (trx) => (await alone(trx)).rows[0]!.alone);
+  assert.equal(only, true, 'the last writes alone: no BEGIN before them');
+  const after = await db.transaction().execute(async (trx) => {
+    await sql`select 1`.execute(trx);
+    return (await alone(trx)).rows[0]!.alone;
+  });
+  assert.equal(after, false, 'a statement before: the transaction began with it');
+  // Sent alone and failing, it took its writes with it.
+  const count = async () =>
+    (await db!.selectFrom('counters').select('count').where('project_id', '=', 'p1').executeTakeFirstOrThrow()).count;
+  const before = await count();
+  await assert.rejects(
+    db.transaction().execute(async (trx) => {
+      await sql`${sql.raw(LAST_WRITES)}with w as (update counters set count = count + 1 where project_id = 'p1' returning 1) select 1 / (count(*) - 1) from w`.execute(
+        trx,
+      );
+    }),
+    (err: Error & { code?: string }) => err.code === '22012',
+  );
+  assert.equal(await count(), before, 'its update was rolled back with it');
+  // An empty transaction sends nothing and leaves nothing open.
+  await db.transaction().execute(async () => undefined);
+  assert.equal((await alone(db)).rows[0]!.alone, true);
 });
