@@ -122,6 +122,23 @@ export async function mediadCommand(): Promise<string> {
 }
 
 /**
+ * The built command for `role` (serve, worker) through its #! line; with nodeArgs (e.g. --cpu-prof,
+ * which node refuses in NODE_OPTIONS), node started with the #! line's flags and environment and these.
+ */
+export async function mediadInvocation(
+  role: string,
+  nodeArgs: string[] = [],
+): Promise<{ command: string; args: string[]; env: Record<string, string> }> {
+  const cli = await mediadCommand();
+  if (nodeArgs.length === 0) return { command: cli, args: [role], env: {} };
+  return {
+    command: process.execPath,
+    args: [...(await shebangNodeFlags(cli)), ...nodeArgs, cli, role],
+    env: await shebangEnv(cli),
+  };
+}
+
+/**
  * `mediad serve` as users start it: the built command (dist/, compiled by `npm run build` once
  * per benchmark run) through its own #! line, with its node flags. With nodeArgs (e.g. --cpu-prof,
  * which node refuses in NODE_OPTIONS) node is started with the #! line's flags and these.
@@ -130,12 +147,12 @@ export async function startMediad(
   env: NodeJS.ProcessEnv,
   nodeArgs: string[] = [],
 ): Promise<Child & { url: string; ca: Buffer }> {
-  const cli = await mediadCommand();
-  const [command, args] = nodeArgs.length
-    ? [process.execPath, [...(await shebangNodeFlags(cli)), ...nodeArgs, cli, 'serve']]
-    : [cli, ['serve']];
-  const withShebang = nodeArgs.length ? { ...(await shebangEnv(cli)), ...env } : env;
-  const proc = spawn(command, args, { env: withShebang, cwd: MEDIAD_ROOT, stdio: ['ignore', 'inherit', 'pipe'] });
+  const { command, args, env: shebang } = await mediadInvocation('serve', nodeArgs);
+  const proc = spawn(command, args, {
+    env: { ...shebang, ...env },
+    cwd: MEDIAD_ROOT,
+    stdio: ['ignore', 'inherit', 'pipe'],
+  });
   const child = wrap(proc);
   const url = `https://127.0.0.1:${env.MEDIAD_PORT}`;
   const caFile = path.join(env.MEDIAD_DATA_DIR!, 'tls', 'ca.crt');

@@ -8,9 +8,9 @@
 // Run: N=200 ROUNDS=2 node --import tsx bench/pg-trace.ts
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
-import path from 'node:path';
 import pg from 'pg';
 import { api, listMeta, processCpuMs, startMediad, upload } from './child.js';
+import { mediadInvocation } from './lib.js';
 import { fixture } from '../test/helpers/fixtures.js';
 
 const N = Number(process.env.N ?? 200);
@@ -25,21 +25,19 @@ const LOG = process.env.BENCH_PG_LOG ?? '/var/log/postgresql/postgresql-15-main.
 const logSize = async () => (await fs.stat(LOG).catch(() => ({ size: 0 }))).size;
 const url = `postgres://postgres@127.0.0.1:5432/${db}`;
 const m = await startMediad({ MEDIAD_DATABASE_URL: url, MEDIAD_SERVE_WORKERS: 'false' });
+// The workers as users start them: the built command (and WORKER_FLAGS, node flags, beside its #! line's).
+const worker = await mediadInvocation('worker', (process.env.WORKER_FLAGS ?? '').split(' ').filter(Boolean));
 const workers: ChildProcess[] = Array.from({ length: 2 }, () =>
-  spawn(
-    process.execPath,
-    [
-      ...(process.env.WORKER_FLAGS ?? '').split(' ').filter(Boolean),
-      '--import',
-      'tsx',
-      path.resolve('src/cli.ts'),
-      'worker',
-    ],
-    {
-      env: { ...process.env, MEDIAD_DATA_DIR: m.dataDir, MEDIAD_DATABASE_URL: url, MEDIAD_LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'ignore', 'inherit'],
+  spawn(worker.command, worker.args, {
+    env: {
+      ...process.env,
+      ...worker.env,
+      MEDIAD_DATA_DIR: m.dataDir,
+      MEDIAD_DATABASE_URL: url,
+      MEDIAD_LOG_LEVEL: 'warn',
     },
-  ),
+    stdio: ['ignore', 'ignore', 'inherit'],
+  }),
 );
 const backends = async () =>
   (await admin.query(`select pid, application_name, client_port from pg_stat_activity where datname = $1`, [db])).rows;
