@@ -400,7 +400,7 @@ export async function complete(
   const set = completionSet(c, now);
   const held = current && !current.parent_id ? heldCompletion.rowsIn(trx) : null;
   let row: TasksTable;
-  if (current && held && held.size === 0) {
+  if (current && held?.size === 0) {
     held.set(task.id, { task, set });
     row = { ...current, ...set };
   } else {

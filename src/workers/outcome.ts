@@ -47,7 +47,7 @@ export async function applyResult(
           task,
           { outputFileId: null, output: result.output, results: result.results },
           now(),
-          currentRow(task, growing),
+          currentRow(task, input, growing),
         ),
         now(),
       ),
@@ -77,7 +77,7 @@ export async function applyResult(
           task,
           { outputFileId: output.id, output: fileSummary(output), results },
           now(),
-          currentRow(task, growing),
+          currentRow(task, input, growing),
         ),
         now(),
       );
@@ -91,12 +91,16 @@ export async function applyResult(
 
 /**
  * The claimed row is still the task's row unless this attempt changed it: a fetched input attached
- * (a url task's first attempt, attachInput) or a package stored while it was made (markPlayable).
- * complete() makes the completed row from it without reading it back.
+ * to it (attachInput: the input's file is not the one the row named) or a package stored while it
+ * was made (markPlayable). complete() makes the completed row from it without reading it back.
  */
-function currentRow(task: TasksTable, growing?: GrowingPackage | null): TasksTable | undefined {
+function currentRow(
+  task: TasksTable,
+  input: KindInput | null,
+  growing?: GrowingPackage | null,
+): TasksTable | undefined {
   if (growing?.started) return undefined;
-  if (task.input_url !== null && task.input_file_id === null) return undefined;
+  if (input && input.file.id !== task.input_file_id) return undefined;
   return task;
 }
 

@@ -45,8 +45,8 @@ const ENDING_PER_SLOT = 4;
 /**
  * A task's scratch directory, usually empty by now (its outputs are in the store), removed off the
  * event loop: a synchronous rmdir held the pool's thread 0.6–0.7 ms on average behind ext4's journal
- * while outputs were fsynced (two worker processes on PostgreSQL, bench/pg-trace.ts), and nothing
- * waits for it. Its name keeps the task's id, so `ps` shows which task a tool is working for.
+ * while outputs were fsynced (two worker processes on PostgreSQL, bench/pg-trace.ts); only the
+ * task's own end waits for it. Its name keeps the task's id, so `ps` shows which task a tool is working for.
  */
 async function removeScratch(dir: string): Promise<void> {
   await fs.rmdir(dir).catch(() => fs.rm(dir, { recursive: true, force: true }));
@@ -167,11 +167,8 @@ export class WorkerPool {
   /** Claims while there are free slots and due tasks; each task ending asks for another pass. */
   private async fill(): Promise<void> {
     const { concurrency } = this.opts;
-    while (
-      !this.poller.isStopped &&
-      this.working < concurrency &&
-      this.running.size < (1 + ENDING_PER_SLOT) * concurrency
-    ) {
+    const maxRunning = (1 + ENDING_PER_SLOT) * concurrency;
+    while (!this.poller.isStopped && this.working < concurrency && this.running.size < maxRunning) {
       const timeline = new TaskTimeline();
       const claimed = await claim(this.deps.db, this.owner, this.opts.leaseMs, this.deps.clock.now());
       if (!claimed) break;
@@ -191,7 +188,7 @@ export class WorkerPool {
         // The slot was left when the kind's work ended, with a pass to claim the next task; another
         // pass now only when the tasks still ending were what held the claims back (each empty
         // claim is a statement, two on PostgreSQL).
-        const ending = this.running.size >= (1 + ENDING_PER_SLOT) * concurrency;
+        const ending = this.running.size >= maxRunning;
         this.running.delete(task.id);
         if (slot) leaveSlot();
         else if (ending) this.poller.wake();

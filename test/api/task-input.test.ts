@@ -47,6 +47,30 @@ describe('a task’s input file', () => {
     }
   });
 
+  it('fetched from a url: attached to the task, whose completed row and event name that file', async () => {
+    const t = await startTestServer({ MEDIAD_ALLOWED_URL_HOSTS: origin.host });
+    try {
+      const { key } = await t.key('input', 'url');
+      const created = await t.call('POST', '/tasks', {
+        key,
+        body: { kind: 'image', url: origin.url('/fixtures/image-png'), width: 8 },
+      });
+      assert.equal(created.status, 201, created.text);
+      const done = await waitForTask(t, key, created.json.data.id);
+      assert.equal(done.status, 'completed', JSON.stringify(done));
+      assert.match(done.input?.id ?? '', /^file_/, 'the fetched input is recorded on the task');
+      const event = await t.server.runtime.deps.db
+        .selectFrom('events')
+        .select('data')
+        .where('type', '=', 'task.completed')
+        .where('data', 'like', `%${done.id}%`)
+        .executeTakeFirstOrThrow();
+      assert.deepEqual(JSON.parse(event.data).input, done.input, 'the event names that file, not the url');
+    } finally {
+      await t.stop();
+    }
+  });
+
   it('deleted while its task waited: the task fails with not_found when it is claimed', async () => {
     const t = await startTestServer({ MEDIAD_ALLOWED_URL_HOSTS: origin.host });
     try {
