@@ -40,6 +40,12 @@ async function checkA11y(page: Page, what: string): Promise<void> {
   assert.deepEqual(violations, [], `${what}: accessibility violations ${JSON.stringify(violations)}`);
 }
 
+/** The status of the next PATCH /account the page sends (a theme choice is saved after it applies). */
+async function savedTheme(page: Page): Promise<number> {
+  const answer = await page.waitForResponse((r) => r.url().endsWith('/account') && r.request().method() === 'PATCH');
+  return answer.status();
+}
+
 function clean(p: GuardedPage, what: string): void {
   assert.deepEqual(p.outside, [], `${what}: requests to other hosts`);
   assert.deepEqual(p.consoleErrors, [], `${what}: console errors`);
@@ -154,7 +160,10 @@ describe('web app: setup, sign-in, keys, account, settings', { skip: !chromiumAv
     await page.getByText('This session').waitFor();
     await checkA11y(page, 'account');
     await screenshot(page, 'account');
+    // The class is applied at once and the account saved after: wait for the save's answer.
+    const savedDark = savedTheme(page);
     await page.getByLabel('Dark').check();
+    assert.equal(await savedDark, 200, 'the dark theme is saved');
     await page.waitForFunction("document.documentElement.classList.contains('dark')");
     await page.reload();
     await page.getByRole('heading', { name: 'Sessions' }).waitFor();
@@ -164,7 +173,9 @@ describe('web app: setup, sign-in, keys, account, settings', { skip: !chromiumAv
     await page.getByText('Failures in 24 h').waitFor();
     await screenshot(page, 'overview-dark');
     await page.goto(`${t.base}/app/account`);
+    const savedLight = savedTheme(page);
     await page.getByLabel('Light').check();
+    assert.equal(await savedLight, 200, 'the light theme is saved');
     await page.waitForFunction("!document.documentElement.classList.contains('dark')");
     const me = await t.call('POST', '/auth/sign-in', { body: { email: 'olivia@example.com', password: PASSWORD } });
     assert.equal(me.json.data.user.theme, 'light', 'the theme is stored on the account');
