@@ -5,7 +5,7 @@ import { registerAuth } from './http/auth.js';
 import { registerErrorHandling, sendError, toAppError, trackMethods } from './http/errors.js';
 import { registerIdempotency } from './http/idempotency.js';
 import { createRateLimiter, createRateLimitStore } from './http/rate-limit.js';
-import { observeRequest, UNMATCHED_ROUTE } from './metrics/registry.js';
+import { observeRequest, UNMATCHED_ROUTE } from './metrics/http-requests.js';
 import { metricsRoutes } from './api/metrics.js';
 import { validatorCompiler } from './http/validation.js';
 import { lazySerializerCompiler } from './http/serializers.js';

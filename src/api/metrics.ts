@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { errorResponses } from '../http/schemas.js';
+import { httpRequestsText } from '../metrics/http-requests.js';
 import { QUEUE_STATUSES, registry, setQueueDepth } from '../metrics/registry.js';
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
@@ -52,7 +53,7 @@ export async function metricsRoutes(app: FastifyInstance, { deps }: { deps: Deps
       .groupBy('status')
       .execute();
     setQueueDepth(rows.map((r) => ({ status: r.status, n: Number(r.n) })));
-    const body = await registry.metrics();
+    const body = `${await registry.metrics()}\n${httpRequestsText()}`;
     return reply.header('cache-control', 'no-store').type(registry.contentType).send(body);
   });
 }

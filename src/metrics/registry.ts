@@ -1,32 +1,11 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { TasksTable } from '../db/schema.js';
 
-// One registry per process (module scope): the HTTP layer, the worker pool and the webhook
-// deliverer observe into it and GET /metrics serialises it. No collectDefaultMetrics: its
+// One registry per process (module scope): the worker pool, the webhook deliverer and the image
+// URLs observe into it and GET /metrics serialises it (with http-requests.ts' series). No collectDefaultMetrics: its
 // event-loop and GC observers cost on every process; four process gauges suffice.
 export const registry = new Registry();
 
-const httpDuration = new Histogram({
-  name: 'mediad_http_request_duration_seconds',
-  help: 'Time to answer an HTTP request, by method, route pattern and status.',
-  labelNames: ['method', 'route', 'status'] as const,
-  registers: [registry],
-  buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-});
-const DURATION_COUNT = 'mediad_http_request_duration_seconds_count';
-new Counter({
-  name: 'mediad_http_requests_total',
-  help: 'HTTP requests answered, by method, route pattern and status.',
-  labelNames: ['method', 'route', 'status'] as const,
-  registers: [registry],
-  // Taken from the duration histogram's _count when scraped: the same number, and a request then
-  // updates one prom-client metric, not two (each hashes its labels on every call, even through
-  // a pre-bound child: 3% of GET /files/{id}'s main thread in issue 26's profile).
-  async collect() {
-    this.reset();
-    for (const v of (await httpDuration.get()).values) if (v.metricName === DURATION_COUNT) this.inc(v.labels, v.value);
-  },
-});
 const taskDuration = new Histogram({
   name: 'mediad_task_duration_seconds',
   help: 'Run time of one task attempt, by kind and how it ended.',
@@ -99,22 +78,6 @@ new Counter({
     this.inc((u.user + u.system) / 1e6);
   },
 });
-
-/** Pre-bound label children, so observing a request is one Map lookup and one histogram update. */
-const httpChildren = new Map<string, { observe(v: number): void }>();
-
-/** Route label for requests that matched no route: never the raw URL (unbounded cardinality). */
-export const UNMATCHED_ROUTE = 'unmatched';
-
-export function observeRequest(method: string, route: string, status: number, ms: number): void {
-  const id = `${method} ${status} ${route}`;
-  let child = httpChildren.get(id);
-  if (!child) {
-    child = httpDuration.labels({ method, route, status: String(status) });
-    httpChildren.set(id, child);
-  }
-  child.observe(ms / 1000);
-}
 
 export type TaskOutcome = 'completed' | 'failed' | 'retrying' | 'cancelled';
 
