@@ -6,6 +6,7 @@ import { registerErrorHandling, sendError, toAppError, trackMethods } from './ht
 import { registerIdempotency } from './http/idempotency.js';
 import { createRateLimiter, createRateLimitStore } from './http/rate-limit.js';
 import { observeRequest, UNMATCHED_ROUTE } from './metrics/http-requests.js';
+import { lazyChildLogger } from './http/lazy-logger.js';
 import { metricsRoutes } from './api/metrics.js';
 import { validatorCompiler } from './http/validation.js';
 import { lazySerializerCompiler } from './http/serializers.js';
@@ -53,6 +54,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   const app = Fastify({
     loggerInstance: deps.log,
     genReqId: () => newId('request'),
+    childLoggerFactory: lazyChildLogger,
     // One access line per request is written in onResponse; Fastify's own pair is turned off.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
     bodyLimit: deps.config.limits.bodyLimitBytes,
