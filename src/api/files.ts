@@ -37,8 +37,8 @@ export const filesRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
     '/files/:id',
     { ...nativeJson, schema: { params: IdParams, response: { 200: objectEnvelope(FileSchema), ...errorResponses } } },
     async (req) => {
-      const file = await getFile(deps, req.auth!, req.params.id);
-      return objectBody(req, file, links(file.id));
+      // The id read is the one asked for (compared exactly), so the links are made from it.
+      return asSerialised(objectBody(req, await getFile(deps, req.auth!, req.params.id), links(req.params.id)));
     },
   );
 

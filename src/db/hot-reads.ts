@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { FILE_COLUMNS, type FileRow } from '../shapes/files.js';
 import { compiledOnce, perLimit, type ReadHandle } from './compiled.js';
-import { FILE_LIST } from './renderers.js';
+import { FILE, FILE_LIST } from './renderers.js';
 
 // The hot reads, all in one closed table: each compiled once and run on the SQLite reader thread
 // where there is one (compiled.ts, reader.ts), rendered to JSON there by the renderers of
@@ -14,6 +14,13 @@ const fileById = compiledOnce(
       .select([...FILE_COLUMNS, 'blob_key', 'probe'])
       .where('project_id', '=', projectId)
       .where('id', '=', id),
+  2,
+);
+
+// The API's file: its columns only, rendered on the thread (GET /files/{id}).
+const fileObjectById = compiledOnce(
+  (db, projectId: string, id: string) =>
+    db.selectFrom('files').select(FILE_COLUMNS).where('project_id', '=', projectId).where('id', '=', id),
   2,
 );
 
@@ -43,6 +50,11 @@ export type CountedResource = 'files' | 'media' | 'tasks' | 'automations';
 /** A file of the project with its blob key and probe, or undefined. */
 export async function readFile(h: ReadHandle, projectId: string, id: string) {
   return (await fileById(h, projectId, id))[0];
+}
+
+/** A file of the project as the JSON text of its API object, or '' when there is none. */
+export function readFileJson(h: ReadHandle, publicUrl: string, projectId: string, id: string): Promise<string> {
+  return fileObjectById.rendered(h, FILE, publicUrl, projectId, id);
 }
 
 /** A page of the project's files (newest first) as the JSON text of their array. */

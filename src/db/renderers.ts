@@ -1,5 +1,5 @@
 import type { PageRequest } from './paginate.js';
-import { fileListJson, type FileRow } from '../shapes/files.js';
+import { fileJson, fileListJson, type FileRow } from '../shapes/files.js';
 
 // The closed table of renderers: pure functions from a hot read's rows to the JSON text the API
 // shows, run where the rows are read. The SQLite reader thread imports this module statically
@@ -8,6 +8,8 @@ import { fileListJson, type FileRow } from '../shapes/files.js';
 export const RENDERERS = {
   /** A page of files (GET /files): arg is the public URL. */
   fileList: fileListJson,
+  /** One file (GET /files/{id}), '' when there is none: arg is the public URL. */
+  file: fileJson,
 } as const;
 
 export type RendererName = keyof typeof RENDERERS;
@@ -19,6 +21,7 @@ export interface Renderer<R, Arg> {
 }
 
 export const FILE_LIST: Renderer<FileRow, string> = { name: 'fileList', render: RENDERERS.fileList };
+export const FILE: Renderer<FileRow, string> = { name: 'file', render: RENDERERS.file };
 
 /**
  * JSON text standing for a T, made by a renderer: an envelope's data that the API writes as it is

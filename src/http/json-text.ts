@@ -25,6 +25,11 @@ export const nativeJson = { serializerCompiler: () => nativeStringify, config: {
 function nativeStringify(body: unknown): string {
   const data = (body as { data?: unknown } | null)?.data;
   if (!(data instanceof JsonText)) return JSON.stringify(body);
-  const members = Object.entries(body as object).filter(([, v]) => v !== undefined);
-  return `{${members.map(([k, v]) => `${JSON.stringify(k)}:${v === data ? data.text : JSON.stringify(v)}`).join(',')}}`;
+  // Member by member, in the envelope's order; undefined members are left out as JSON.stringify does.
+  let out = '';
+  for (const [k, v] of Object.entries(body as object)) {
+    if (v === undefined) continue;
+    out += `${out ? ',' : '{'}${JSON.stringify(k)}:${v === data ? data.text : JSON.stringify(v)}`;
+  }
+  return out ? `${out}}` : '{}';
 }

@@ -110,6 +110,11 @@ export function fileListJson(publicUrl: string, rows: FileRow[]): string {
   return JSON.stringify(rows.map((r) => toFileObject(publicUrl, r)));
 }
 
+/** A file as the JSON text of its object, or '' when the read found no row; rendered where the row is read. */
+export function fileJson(publicUrl: string, rows: FileRow[]): string {
+  return rows[0] ? JSON.stringify(toFileObject(publicUrl, rows[0])) : '';
+}
+
 /** Files embedded in a media omit media_id and metadata (SPEC 2.3); they carry status, which the SDKs require. */
 export function toEmbeddedFile(publicUrl: string, row: FileRow) {
   return Object.assign(fileCore(publicUrl, row), { status: row.status });

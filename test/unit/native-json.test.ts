@@ -9,7 +9,7 @@ import type { FilesTable, MediaTable } from '../../src/db/schema.js';
 import { listBody, objectBody } from '../../src/http/envelope.js';
 import { JsonText, nativeJson } from '../../src/http/json-text.js';
 import { errorResponses, listEnvelope, objectEnvelope } from '../../src/http/schemas.js';
-import { fileListJson, toFileObject, toMediaObject } from '../../src/shapes/files.js';
+import { fileJson, fileListJson, toFileObject, toMediaObject } from '../../src/shapes/files.js';
 
 // Routes marked nativeJson skip fast-json-stringify's allow-list: their bodies must already be
 // exactly what the response schema lets through. Each body below is built from database rows
@@ -92,6 +92,12 @@ describe('nativeJson routes give what their schema allows, no more', () => {
     const [viaSchema, native] = await bothWays(objectEnvelope(FileSchema), one);
     assert.deepEqual(native, viaSchema);
     assert.equal((native as { data: { blob_key?: string } }).data.blob_key, undefined);
+
+    // The file as GET /files/{id} sends it: rendered as JSON text where its row was read.
+    const renderedOne = objectBody(req, new JsonText(fileJson(PUBLIC_URL, [files[0]!])), { self: 's', parent: 'p' });
+    const [, renderedOneNative] = await bothWays(objectEnvelope(FileSchema), renderedOne);
+    assert.deepEqual(renderedOneNative, viaSchema);
+    assert.equal(fileJson(PUBLIC_URL, []), '', 'no row: no text (the service answers not_found)');
 
     const page = listBody(req, `${PUBLIC_URL}/files`, {
       items: files.map((f) => toFileObject(PUBLIC_URL, f)),

@@ -5,7 +5,7 @@ import type { FilesTable } from '../../db/schema.js';
 import { bumpCounter } from '../../db/queries/counters.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { PageRequest } from '../../db/paginate.js';
-import { readCounter, readFile, readFilesPageJson } from '../../db/hot-reads.js';
+import { readCounter, readFile, readFileJson, readFilesPageJson } from '../../db/hot-reads.js';
 import { transact } from '../../db/transact.js';
 import { AppError } from '../../errors.js';
 import { recordEvent } from '../../events/record.js';
@@ -73,10 +73,11 @@ export async function findFileByPath(deps: Pick<Deps, 'db'>, projectId: string, 
     .executeTakeFirst();
 }
 
-export async function getFile(deps: Deps, scope: Scope, id: string): Promise<FileObject> {
-  const row = await findFileRow(deps, scope.projectId, id);
-  if (!row) throw new AppError('not_found', `no file ${id} in this project`);
-  return toFileObject(deps.config.publicUrl, row);
+/** A file, rendered as JSON where it is read (see http/json-text.ts). */
+export async function getFile(deps: Deps, scope: Scope, id: string): Promise<JsonText<FileObject>> {
+  const text = await readFileJson(deps, deps.config.publicUrl, scope.projectId, id);
+  if (!text) throw new AppError('not_found', `no file ${id} in this project`);
+  return new JsonText<FileObject>(text);
 }
 
 /** A page of files, rendered as JSON where the rows are read (see http/json-text.ts). */
