@@ -3,7 +3,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
 import type { ReadReply, ReadRequest } from './reader.js';
-import { RENDERERS } from './renderers.js';
+import { RENDERERS, SQL_RENDERERS, type RendererName } from './renderers.js';
+import { encodePath, ENCODE_PATH_FUNCTION } from '../shapes/files.js';
 import { statementRowBuilder, type RowBuilder } from './rows.js';
 
 const STATEMENT_CACHE_SIZE = 200;
@@ -11,6 +12,10 @@ const STATEMENT_CACHE_SIZE = 200;
 const db = new SQLite((workerData as { file: string }).file, { fileMustExist: true });
 db.pragma('busy_timeout = 10000');
 db.pragma('query_only = ON'); // this connection can never write, whatever SQL reaches it
+// The SQL renderers' percent-encoding of paths that need it (the same function as the JavaScript ones').
+db.function(ENCODE_PATH_FUNCTION, { deterministic: true }, (folder, filename) =>
+  encodePath(String(folder), String(filename)),
+);
 
 /** sentWidth: the row width whose column names the main thread has; toObject: rows as objects, for renderers. */
 interface Prepared {
@@ -32,8 +37,29 @@ function prepare(sql: string): Prepared {
   return p;
 }
 
+/** A read's SQL wrapped by a SQL renderer, per renderer, by the read's SQL. */
+const wrapped = new Map<RendererName, Map<string, string>>();
+
+/** The JSON text of a read rendered by SQLite itself, or null when its renderer has no SQL form. */
+function renderedInSql(name: RendererName, sql: string, arg: unknown, parameters: readonly unknown[]): string | null {
+  const renderer = SQL_RENDERERS[name];
+  if (!renderer) return null;
+  let byRead = wrapped.get(name);
+  if (!byRead) wrapped.set(name, (byRead = new Map()));
+  let select = byRead.get(sql);
+  if (select === undefined) {
+    select = renderer.select(sql);
+    if (byRead.size >= STATEMENT_CACHE_SIZE) byRead.delete(byRead.keys().next().value!);
+    byRead.set(sql, select);
+  }
+  const rows = prepare(select).stmt.all(arg, ...parameters) as [string][];
+  return renderer.combine(rows.map((r) => r[0]));
+}
+
 function answer([id, sql, parameters, render]: ReadRequest): ReadReply {
   try {
+    const inSql = render ? renderedInSql(render[0], sql, render[1], parameters) : null;
+    if (inSql !== null) return [id, inSql, null, null];
     const p = prepare(sql);
     const rows = p.stmt.all(parameters) as unknown[][];
     if (render) {

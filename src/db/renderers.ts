@@ -1,5 +1,5 @@
 import type { PageRequest } from './paginate.js';
-import { fileJson, fileListJson, type FileRow } from '../shapes/files.js';
+import { fileJson, fileListJson, fileObjectSql, type FileRow } from '../shapes/files.js';
 
 // The closed table of renderers: pure functions from a hot read's rows to the JSON text the API
 // shows, run where the rows are read. The SQLite reader thread imports this module statically
@@ -13,6 +13,23 @@ export const RENDERERS = {
 } as const;
 
 export type RendererName = keyof typeof RENDERERS;
+
+/** A renderer SQLite runs itself: the SELECT of one element's JSON text per row of a read, and the reply made of them. */
+export interface SqlRenderer {
+  /** A SELECT over the read `from` whose first `?` is the renderer's arg; one text column. */
+  readonly select: (from: string) => string;
+  readonly combine: (texts: string[]) => string;
+}
+
+/**
+ * The renderers above as SQL, for the SQLite reader thread: the same JSON (test/unit/sqlite-rendering.test.ts
+ * holds each to its JavaScript twin), made without turning every column of every row into a
+ * JavaScript value first. PostgreSQL and a read without the thread use RENDERERS.
+ */
+export const SQL_RENDERERS: { readonly [N in RendererName]?: SqlRenderer } = {
+  fileList: { select: fileObjectSql, combine: (texts) => `[${texts.join(',')}]` },
+  file: { select: fileObjectSql, combine: (texts) => texts[0] ?? '' },
+};
 
 /** A renderer by name, with the types of its rows and argument (for compiledOnce's `rendered`). */
 export interface Renderer<R, Arg> {
