@@ -164,6 +164,8 @@ export function fileObjectSql(from: string): string {
     .slice(1)}}`;
   const values = members.flatMap(([, v]) => (v ? [v] : []));
   const url = `? || '/d/' || project_id || '/' || ${ENCODE_PATH_FUNCTION}(folder, filename)`;
+  // The read runs as a subquery (a co-routine in SQLite's plan) whose rows come out in its ORDER BY's
+  // order; the rendering test's pages check that order against the read's own.
   return `select format('${text}', ${values.join(', ')}) from (select *, ${url} as url from (${from}))`;
 }
 
