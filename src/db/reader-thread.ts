@@ -25,35 +25,44 @@ interface Prepared {
 }
 const statements = new Map<string, Prepared>();
 
-function prepare(sql: string): Prepared {
-  let p = statements.get(sql);
-  if (!p) {
-    const stmt = db.prepare(sql);
-    if (!stmt.readonly || !stmt.reader) throw new Error('the SQLite reader thread runs read-only queries only');
-    p = { stmt: stmt.raw(true), sentWidth: -1, toObject: statementRowBuilder(() => stmt.columns().map((c) => c.name)) };
-    if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!);
-    statements.set(sql, p);
+/** `key`'s value in a cache of at most STATEMENT_CACHE_SIZE entries (the oldest goes first), made if missing. */
+function cached<K, V>(cache: Map<K, V>, key: K, make: () => V): V {
+  let value = cache.get(key);
+  if (value === undefined) {
+    value = make();
+    if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+    cache.set(key, value);
   }
-  return p;
+  return value;
 }
 
-/** A read's SQL wrapped by a SQL renderer, per renderer, by the read's SQL. */
-const wrapped = new Map<RendererName, Map<string, string>>();
+function readOnly(sql: string): SQLite.Statement {
+  const stmt = db.prepare(sql);
+  if (!stmt.readonly || !stmt.reader) throw new Error('the SQLite reader thread runs read-only queries only');
+  return stmt;
+}
+
+function prepare(sql: string): Prepared {
+  return cached(statements, sql, () => {
+    const stmt = readOnly(sql);
+    return {
+      stmt: stmt.raw(true),
+      sentWidth: -1,
+      toObject: statementRowBuilder(() => stmt.columns().map((c) => c.name)),
+    };
+  });
+}
+
+/** Reads as a SQL renderer wraps them, their one text column plucked: per renderer, by the read's SQL. */
+const rendering = new Map<RendererName, Map<string, SQLite.Statement>>();
 
 /** The JSON text of a read rendered by SQLite itself, or null when its renderer has no SQL form. */
 function renderedInSql(name: RendererName, sql: string, arg: unknown, parameters: readonly unknown[]): string | null {
   const renderer = SQL_RENDERERS[name];
   if (!renderer) return null;
-  let byRead = wrapped.get(name);
-  if (!byRead) wrapped.set(name, (byRead = new Map()));
-  let select = byRead.get(sql);
-  if (select === undefined) {
-    select = renderer.select(sql);
-    if (byRead.size >= STATEMENT_CACHE_SIZE) byRead.delete(byRead.keys().next().value!);
-    byRead.set(sql, select);
-  }
-  const rows = prepare(select).stmt.all(arg, ...parameters) as [string][];
-  return renderer.combine(rows.map((r) => r[0]));
+  const byRead = cached(rendering, name, () => new Map<string, SQLite.Statement>());
+  const stmt = cached(byRead, sql, () => readOnly(renderer.select(sql)).pluck(true));
+  return renderer.combine(stmt.all(arg, ...parameters) as string[]);
 }
 
 function answer([id, sql, parameters, render]: ReadRequest): ReadReply {
