@@ -105,16 +105,17 @@ async function main(): Promise<void> {
     const summary = [];
     for (const c of cases) {
       const per = {
-        A: { rps: [] as number[], cpu: [] as number[], main: [] as number[] },
-        B: { rps: [] as number[], cpu: [] as number[], main: [] as number[] },
+        A: { rps: [] as number[], cpu: [] as number[], main: [] as number[], p99: [] as number[] },
+        B: { rps: [] as number[], cpu: [] as number[], main: [] as number[], p99: [] as number[] },
       };
       const ratios: number[] = [];
       const cpuRatios: number[] = [];
       const mainRatios: number[] = [];
+      const p99Ratios: number[] = [];
       for (let i = 1; i <= PAIRS; i++) {
         // Alternate which side goes first, so a trend within a pair does not favour one side.
         const order = i % 2 ? sides : [...sides].reverse();
-        const got: Record<string, { rps: number; cpu: number; main: number }> = {};
+        const got: Record<string, { rps: number; cpu: number; main: number; p99: number }> = {};
         for (const s of order) {
           await wrk(`${s.url}${c.path}`, auth, 2, 0);
           const before = await cpuMs(s.pid);
@@ -126,18 +127,21 @@ async function main(): Promise<void> {
             rps: r.rps,
             cpu: (((await cpuMs(s.pid)) - before) * 1000) / r.requests,
             main: (((await cpuMs(s.pid, true)) - mainBefore) * 1000) / r.requests,
+            p99: r.p99Ms,
           };
         }
         for (const n of ['A', 'B'] as const) {
           per[n].rps.push(got[n]!.rps);
           per[n].cpu.push(got[n]!.cpu);
           per[n].main.push(got[n]!.main);
+          per[n].p99.push(got[n]!.p99);
         }
         ratios.push(got.B!.rps / got.A!.rps);
         cpuRatios.push(got.B!.cpu / got.A!.cpu);
         mainRatios.push(got.B!.main / got.A!.main);
+        p99Ratios.push(got.B!.p99 / got.A!.p99);
         console.log(
-          `${c.name} pair ${i}/${PAIRS}: A ${fmt(got.A!.rps, 0)} req/s ${fmt(got.A!.cpu, 0)} µs (main ${fmt(got.A!.main, 0)}), B ${fmt(got.B!.rps, 0)} req/s ${fmt(got.B!.cpu, 0)} µs (main ${fmt(got.B!.main, 0)})`,
+          `${c.name} pair ${i}/${PAIRS}: A ${fmt(got.A!.rps, 0)} req/s ${fmt(got.A!.cpu, 0)} µs (main ${fmt(got.A!.main, 0)}) p99 ${fmt(got.A!.p99, 1)} ms, B ${fmt(got.B!.rps, 0)} req/s ${fmt(got.B!.cpu, 0)} µs (main ${fmt(got.B!.main, 0)}) p99 ${fmt(got.B!.p99, 1)} ms`,
         );
       }
       rows.push([
@@ -151,6 +155,9 @@ async function main(): Promise<void> {
         fmt(median(per.A.main), 0),
         fmt(median(per.B.main), 0),
         fmt(median(mainRatios), 3),
+        fmt(median(per.A.p99), 1),
+        fmt(median(per.B.p99), 1),
+        fmt(median(p99Ratios), 3),
       ]);
       summary.push({
         case: c.name,
@@ -159,9 +166,11 @@ async function main(): Promise<void> {
         rpsRatio: median(ratios),
         cpuRatio: median(cpuRatios),
         mainRatio: median(mainRatios),
+        p99Ratio: median(p99Ratios),
         ratios,
         cpuRatios,
         mainRatios,
+        p99Ratios,
       });
     }
     const load = (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ');
@@ -181,6 +190,9 @@ async function main(): Promise<void> {
           'A main µs',
           'B main µs',
           'B/A main µs',
+          'A p99 ms',
+          'B p99 ms',
+          'B/A p99',
         ],
         rows,
       ),
