@@ -8,6 +8,8 @@
 //          resumed (first started -> last finished), beside a raw sharp loop doing the same resizes at the
 //          same concurrency, in alternating rounds; on SQLite in `mediad serve` and on PostgreSQL with two
 //          `mediad worker` processes; and beside the same loop fsyncing each output and its directory
+//          (on PostgreSQL also beside that loop with each resize claimed and marked done in a table: the
+//          floor of a durable queue)
 //   A/A control: each comparison also runs its raw side twice in the pair (or round); that ratio
 //   is the noise floor a task/raw ratio must be read against.
 //   Where a task's time goes: the mean of each phase (claim, setup, input, run, store, commit, cleanup)
@@ -18,6 +20,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import sharp from 'sharp';
 import {
   api,
@@ -232,6 +235,50 @@ async function rawSharpLoop(src: string, concurrency: number, durable = false): 
 }
 
 /**
+ * The floor of a durable queue on PostgreSQL: the fsyncing raw loop with each resize claimed from a
+ * table of pending rows (`FOR UPDATE SKIP LOCKED`) and marked done, each a committed statement, as a
+ * queue that loses no task must; no API, events, counters, blob journal or second process. Per second.
+ */
+async function pgQueueLoop(src: string, concurrency: number, dbUrl: string): Promise<number> {
+  const pool = new pg.Pool({ connectionString: dbUrl, max: concurrency });
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'bench-queue-'));
+  try {
+    await pool.query(
+      'create table if not exists floor_tasks (id serial primary key, status text not null, width int not null, output text, updated timestamptz)',
+    );
+    await pool.query('create index if not exists floor_tasks_status on floor_tasks (status, id)');
+    await pool.query('truncate floor_tasks');
+    await pool.query(
+      `insert into floor_tasks (status, width) select 'pending', 8 + (g % 32) from generate_series(0, $1 - 1) g`,
+      [SMALL_TASKS],
+    );
+    const s = performance.now();
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        for (;;) {
+          const { rows } = await pool.query<{ id: number; width: number }>(
+            `update floor_tasks set status = 'processing', updated = now() where id = (select id from floor_tasks where status = 'pending' order by id limit 1 for update skip locked) returning id, width`,
+          );
+          const task = rows[0];
+          if (!task) return;
+          const out = path.join(dir, `${task.id}.png`);
+          await sharp(src).rotate().resize({ width: task.width }).png().toFile(out);
+          for (const p of [out, dir]) await fsync(p);
+          await pool.query(`update floor_tasks set status = 'completed', output = $2, updated = now() where id = $1`, [
+            task.id,
+            out,
+          ]);
+        }
+      }),
+    );
+    return SMALL_TASKS / ((performance.now() - s) / 1000);
+  } finally {
+    await pool.end();
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+}
+
+/**
  * SMALL_TASKS image tasks queued while the kind is paused, then resumed: tasks/s from the first
  * started to the last finished (the tasks' own timestamps), so the API's pace of creating them is not
  * what is measured.
@@ -257,7 +304,7 @@ async function smallBatch(m: Mediad, fileId: string): Promise<number> {
 }
 
 /** Rounds alternating the raw sharp loop and a batch of tasks; the ratio is the median of the rounds' ratios. */
-async function benchSmall(m: Mediad, concurrency: number, phasesOf: Mediad | null) {
+async function benchSmall(m: Mediad, concurrency: number, phasesOf: Mediad | null, queueDbUrl?: string) {
   const src = await fixture('image-png');
   const file = await upload(m, src, `small-${Date.now()}.png`);
   await smallBatch(m, file.id); // warm-up (and every worker process up)
@@ -266,16 +313,19 @@ async function benchSmall(m: Mediad, concurrency: number, phasesOf: Mediad | nul
   const raw: number[] = [];
   const raw2: number[] = [];
   const durable: number[] = [];
+  const queue: number[] = [];
   const phasesBefore = phasesOf ? await taskPhases(phasesOf, 'image') : {};
   for (let r = 0; r < ROUNDS; r++) {
     if (r % 2 === 0) {
       raw.push(await rawSharpLoop(src, concurrency));
       durable.push(await rawSharpLoop(src, concurrency, true));
+      if (queueDbUrl) queue.push(await pgQueueLoop(src, concurrency, queueDbUrl));
       tasks.push(await smallBatch(m, file.id));
       raw2.push(await rawSharpLoop(src, concurrency));
     } else {
       raw2.push(await rawSharpLoop(src, concurrency));
       tasks.push(await smallBatch(m, file.id));
+      if (queueDbUrl) queue.push(await pgQueueLoop(src, concurrency, queueDbUrl));
       durable.push(await rawSharpLoop(src, concurrency, true));
       raw.push(await rawSharpLoop(src, concurrency));
     }
@@ -289,6 +339,14 @@ async function benchSmall(m: Mediad, concurrency: number, phasesOf: Mediad | nul
     // The raw loop also fsyncing each output and its directory: what durability alone costs.
     rawSharpFsyncPerS: durable.map(Math.round),
     ratioToFsyncLoop: median(tasks.map((t, i) => t / durable[i]!)),
+    ...(queueDbUrl
+      ? {
+          // The minimal durable queue on the same database: its own ratio to the raw loop, and the tasks' to it.
+          queueFloorPerS: queue.map(Math.round),
+          queueFloorRatio: median(queue.map((q, i) => q / raw[i]!)),
+          ratioToQueueFloor: median(tasks.map((t, i) => t / queue[i]!)),
+        }
+      : {}),
     target: 0.5,
     ...(phasesOf ? { phasesMs: phaseMeans(phasesBefore, await taskPhases(phasesOf, 'image')) } : {}),
     load: loadAvg(),
@@ -312,7 +370,7 @@ async function benchPg() {
       if (i > 600) throw new Error('the worker processes did not start');
       await new Promise((r) => setTimeout(r, 100));
     }
-    return await benchSmall(m, 2 * perProcess, null);
+    return await benchSmall(m, 2 * perProcess, null, dbUrl);
   } finally {
     for (const w of workers) w.kill('SIGTERM');
     m.child.kill('SIGTERM');
@@ -393,6 +451,9 @@ if (ONLY.has('pg')) {
   );
   console.log(
     `  raw sharp loop with an fsync of each output and its directory ${pgSmall.rawSharpFsyncPerS.join(' / ')} | ratio ${pgSmall.ratioToFsyncLoop.toFixed(3)}`,
+  );
+  console.log(
+    `  the floor of a durable queue on PostgreSQL (that loop, each resize claimed and marked done) ${pgSmall.queueFloorPerS?.join(' / ')} | its ratio to the raw loop ${pgSmall.queueFloorRatio?.toFixed(3)} | tasks' ratio to it ${pgSmall.ratioToQueueFloor?.toFixed(3)}`,
   );
 }
 await fs.mkdir('bench/results', { recursive: true });
