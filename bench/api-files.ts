@@ -167,17 +167,19 @@ async function main(): Promise<void> {
         errors: rounds.map((r) => r.errors).find(Boolean) ?? null,
       };
     });
-    const [a, b, c, d] = results as [
-      (typeof results)[0],
-      (typeof results)[0],
-      (typeof results)[0],
-      (typeof results)[0],
-    ];
-    const [g, h] = results.slice(6) as [(typeof results)[0], (typeof results)[0]];
+    type Result = (typeof results)[number];
+    const [a, b, c, d, , , g, h] = results as [Result, Result, Result, Result, Result, Result, Result, Result];
     // Paired within each round (measured seconds apart), then the median over the rounds;
     // null: a case was skipped (BENCH_ONLY).
-    const paired = (x: (typeof results)[0], y: (typeof results)[0], f: (r: WrkResult) => number) =>
+    const paired = (x: Result, y: Result, f: (r: WrkResult) => number) =>
       x.requests && y.requests ? median(x.rounds.map((r, i) => f(r) / f(y.rounds[i]!))) : null;
+    const floors = {
+      rowReadRatio: paired(g, c, (r) => r.rps),
+      byIdToFloor: paired(a, g, (r) => r.rps),
+      pageReadRatio: paired(h, d, (r) => r.rps),
+      listToFloor: paired(b, h, (r) => r.rps),
+      listP99ToFloor: paired(b, h, (r) => r.p99Ms),
+    };
     const ratio = paired(a, c, (r) => r.rps);
     const listRatio = paired(b, d, (r) => r.rps);
     const listP99Ratio = paired(b, d, (r) => r.p99Ms);
@@ -216,7 +218,7 @@ async function main(): Promise<void> {
     console.log(`(b)/(d) req/s  ${show(listRatio)}   target >= ${TARGET_RATIO}   ${judge(listOk)}`);
     console.log(`(b)/(d) p99    ${show(listP99Ratio)}   target <= ${TARGET_P99_RATIO}   ${judge(p99Ok)}`);
     console.log(
-      `floors: (g)/(c) req/s ${show(paired(g, c, (r) => r.rps))}, (a)/(g) ${show(paired(a, g, (r) => r.rps))}; (h)/(d) req/s ${show(paired(h, d, (r) => r.rps))}, (b)/(h) ${show(paired(b, h, (r) => r.rps))}, (b)/(h) p99 ${show(paired(b, h, (r) => r.p99Ms))}`,
+      `floors: (g)/(c) req/s ${show(floors.rowReadRatio)}, (a)/(g) ${show(floors.byIdToFloor)}; (h)/(d) req/s ${show(floors.pageReadRatio)}, (b)/(h) ${show(floors.listToFloor)}, (b)/(h) p99 ${show(floors.listP99ToFloor)}`,
     );
     if (prof) {
       console.log(
@@ -259,13 +261,7 @@ async function main(): Promise<void> {
         ratio,
         listRatio,
         listP99Ratio,
-        floors: {
-          rowReadRatio: paired(g, c, (r) => r.rps),
-          byIdToFloor: paired(a, g, (r) => r.rps),
-          pageReadRatio: paired(h, d, (r) => r.rps),
-          listToFloor: paired(b, h, (r) => r.rps),
-          listP99ToFloor: paired(b, h, (r) => r.p99Ms),
-        },
+        floors,
         targets: { ratio: TARGET_RATIO, listRatio: TARGET_RATIO, listP99Ratio: TARGET_P99_RATIO },
         pass: { ratio: ratioOk, list: listOk, listP99: p99Ok },
         profile: prof && {

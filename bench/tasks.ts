@@ -208,6 +208,12 @@ async function benchPickup(m: Mediad) {
   };
 }
 
+/** One small task's resize, as the raw loops make it; `durable`: the output and its directory fsynced after. */
+async function smallResize(src: string, width: number, out: string, durable: boolean): Promise<void> {
+  await sharp(src).rotate().resize({ width }).png().toFile(out);
+  if (durable) for (const p of [out, path.dirname(out)]) await fsync(p);
+}
+
 /**
  * The same resizes as the small tasks, `concurrency` at a time, from the same file to a file: per second.
  * `durable`: each output is also fsynced with its directory, as the blob store does before a task's row commits.
@@ -219,13 +225,7 @@ async function rawSharpLoop(src: string, concurrency: number, durable = false): 
   await Promise.all(
     Array.from({ length: concurrency }, async (_, w) => {
       for (let i = next++; i < SMALL_TASKS; i = next++) {
-        const out = path.join(dir, `${w}-${i}.png`);
-        await sharp(src)
-          .rotate()
-          .resize({ width: 8 + (i % 32) })
-          .png()
-          .toFile(out);
-        if (durable) for (const p of [out, dir]) await fsync(p);
+        await smallResize(src, 8 + (i % 32), path.join(dir, `${w}-${i}.png`), durable);
       }
     }),
   );
@@ -262,8 +262,7 @@ async function pgQueueLoop(src: string, concurrency: number, dbUrl: string): Pro
           const task = rows[0];
           if (!task) return;
           const out = path.join(dir, `${task.id}.png`);
-          await sharp(src).rotate().resize({ width: task.width }).png().toFile(out);
-          for (const p of [out, dir]) await fsync(p);
+          await smallResize(src, task.width, out, true);
           await pool.query(`update floor_tasks set status = 'completed', output = $2, updated = now() where id = $1`, [
             task.id,
             out,
