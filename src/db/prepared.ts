@@ -7,8 +7,9 @@ import { errorCode } from './errors.js';
 // plan alone cost the database 0.72 ms a call, its parse 0.28 ms, against 0.5 ms to run it
 // (bench:tasks, PostgreSQL small tasks, log_min_duration_statement). A statement named on a
 // connection is parsed there once, and after PostgreSQL's first five custom plans it runs a
-// cached generic plan. Only SQL made once per process is named: its text never changes, so the
-// names stay few (a statement whose text varies with its values would name a new one each time).
+// cached generic plan. Only SQL made once per process is named, and a bounded number of the
+// transactions' last writes whose text repeats (nameIfRepeated): so the names stay few (a
+// statement whose text varies with its values would name a new one each time).
 
 const names = new Map<string, string>();
 let made = 0;
@@ -32,6 +33,32 @@ export const GENERIC_PLANS = '-c plan_cache_mode=force_generic_plan';
 export function nameStatement(sql: string, { genericPlan = false }: { genericPlan?: boolean } = {}): void {
   if (!names.has(sql)) names.set(sql, `mediad_${made++}`);
   if (genericPlan) generic.add(sql);
+}
+
+/**
+ * A transaction's last writes (db/transact.ts) are put together anew each time, but their text
+ * repeats: it changes only with which held-back writes the transaction made and how many rows each
+ * gathered, so a kind's task completion is the same text every time. Unnamed, PostgreSQL parsed and
+ * planned it on every call: 0.22 ms of planning a task (pg_stat_statements.track_planning,
+ * bench/pg-trace.ts), its parse besides. A text seen a second time is named like the statements
+ * compiled once. Each name is a prepared statement on every connection that runs it, so at most
+ * REPEATED_NAMES texts a process are named; the rest go unnamed, as before.
+ */
+export const REPEATED_NAMES = 32;
+/** Last-writes texts seen once and not named yet (forgotten all at once past SEEN_ONCE_MAX). */
+const seenOnce = new Set<string>();
+const SEEN_ONCE_MAX = 64;
+let repeatedNamed = 0;
+
+function nameIfRepeated(text: string): void {
+  if (names.has(text) || repeatedNamed >= REPEATED_NAMES) return;
+  if (!seenOnce.delete(text)) {
+    if (seenOnce.size >= SEEN_ONCE_MAX) seenOnce.clear();
+    seenOnce.add(text);
+    return;
+  }
+  nameStatement(text);
+  repeatedNamed++;
 }
 
 /**
@@ -88,6 +115,7 @@ function preparing(client: pgModule.PoolClient, generics: GenericPlans | null): 
   let beginHeld = false;
   let alone = false;
   const send = (text: string, values: unknown[]) => {
+    if (text.startsWith(LAST_WRITES)) nameIfRepeated(text);
     const name = names.get(text);
     const q = name ? { name, text, values } : { text, values };
     if (!generics?.usable || inTransaction || !generic.has(text)) return client.query<Record<string, unknown>>(q);

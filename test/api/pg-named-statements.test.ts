@@ -7,7 +7,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { connect, migrate, type Db } from '../../src/db/connect.js';
 import { compiledTemplate } from '../../src/db/compiled.js';
-import { LAST_WRITES, withNamedStatements } from '../../src/db/prepared.js';
+import { LAST_WRITES, REPEATED_NAMES, withNamedStatements } from '../../src/db/prepared.js';
 import type { Database } from '../../src/db/schema.js';
 import { freePort } from '../helpers/server.js';
 
@@ -175,11 +175,16 @@ test('without the connection of generic plans (a pooler refusing its startup opt
 
 // A transaction's BEGIN waits for its first statement (db/prepared.ts): when that statement is the
 // transaction's last writes (db/transact.ts' LAST_WRITES), it is sent alone, without BEGIN and
-// COMMIT. PostgreSQL's clocks tell which: a statement alone starts its own transaction.
+// COMMIT. PostgreSQL's clocks tell which: a statement alone starts its own transaction. Each probe's
+// text is new (its number), so it is never named: a named statement's Bind and Execute may read the
+// clock apart even alone.
+let probes = 0;
 const alone = (d: Db) =>
   sql<{
     alone: boolean;
-  }>`${sql.raw(LAST_WRITES)}select statement_timestamp() = transaction_timestamp() as alone`.execute(d);
+  }>`${sql.raw(LAST_WRITES)}select ${sql.raw(String(probes++))} as probe, statement_timestamp() = transaction_timestamp() as alone`.execute(
+    d,
+  );
 
 test('a transaction whose one statement is its last writes sends it alone; any other begins first', async (t) => {
   if (!db) return t.skip('PostgreSQL is not reachable');
@@ -206,4 +211,45 @@ test('a transaction whose one statement is its last writes sends it alone; any o
   // An empty transaction sends nothing and leaves nothing open.
   await db.transaction().execute(async () => undefined);
   assert.equal((await alone(db)).rows[0]!.alone, true);
+});
+
+// A transaction's last writes are put together anew each time, but a kind's task completion makes
+// the same text every time: seen a second time, it is named and prepared, up to REPEATED_NAMES
+// texts a process (each is a prepared statement on every connection that runs it).
+test('last writes whose text repeats are named, a bounded number of them; a text seen once is not', async (t) => {
+  if (!db) return t.skip('PostgreSQL is not reachable');
+  const lastWrites = (d: Db, tag: number, project: string) =>
+    sql<{
+      count: number;
+    }>`${sql.raw(LAST_WRITES)}select count, ${sql.raw(String(tag))} as tag from counters where project_id = ${project} and resource = 'files'`.execute(
+      d,
+    );
+  const run = (tag: number, project: string) =>
+    db!.transaction().execute(async (trx) => (await lastWrites(trx, tag, project)).rows[0]!.count);
+  const prepared = async () =>
+    (await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(db!)).rows
+      .map((r) => r.statement)
+      .filter((s) => s.includes(' as tag from counters'));
+  const named = async (tag: number) => (await prepared()).some((s) => s.includes(`, ${tag} as tag`));
+  const count = async (project: string) =>
+    (
+      await db!
+        .selectFrom('counters')
+        .select('count')
+        .where('project_id', '=', project)
+        .where('resource', '=', 'files')
+        .executeTakeFirstOrThrow()
+    ).count;
+
+  assert.equal(await run(0, 'p1'), await count('p1'));
+  assert.equal(await named(0), false, 'seen once: sent unnamed');
+  assert.equal(await run(0, 'p2'), await count('p2'), 'seen again, with this call’s values');
+  assert.equal(await named(0), true, 'seen again: named and prepared');
+  assert.equal(await run(0, 'p1'), await count('p1'), 'the prepared statement runs with each call’s values');
+
+  const last = REPEATED_NAMES + 8;
+  for (let tag = 1; tag <= last; tag++) for (const p of ['p1', 'p2']) assert.equal(await run(tag, p), await count(p));
+  const texts = await prepared();
+  assert.ok(texts.length <= REPEATED_NAMES, `at most ${REPEATED_NAMES} named: ${texts.length}`);
+  assert.equal(await named(last), false, 'past the bound, repeated texts stay unnamed');
 });
