@@ -176,8 +176,9 @@ test('without the connection of generic plans (a pooler refusing its startup opt
 // A transaction's BEGIN waits for its first statement (db/prepared.ts): when that statement is the
 // transaction's last writes (db/transact.ts' LAST_WRITES), it is sent alone, without BEGIN and
 // COMMIT. PostgreSQL's clocks tell which: a statement alone starts its own transaction. Each probe's
-// text is new (its number), so it is never named: a named statement's Bind and Execute may read the
-// clock apart even alone.
+// text is new (its number), so it is never named: node-postgres sends an unnamed statement without
+// values as a simple query, which reads the clock once; a named one goes as Parse, Bind and Execute,
+// each reading it, so the two clocks differ even alone.
 let probes = 0;
 const alone = (d: Db) =>
   sql<{
