@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Redis } from 'ioredis';
 import type { Db } from '../db/connect.js';
+import { compiledTemplate } from '../db/compiled.js';
 import { WINDOW_MS, type WindowCounts } from './window.js';
 
 /**
@@ -70,6 +71,26 @@ export class RedisStore implements RateLimitStore {
 }
 
 /**
+ * A request's hit, compiled once (db/compiled.ts): it runs with every request, and as a named
+ * statement each connection parses and plans it once (unnamed, PostgreSQL planned it on every
+ * request: 0.06 ms of the database's time a request, pg_stat_statements.track_planning).
+ */
+const hitWindow = compiledTemplate(
+  (db: Db, key: string, start: number, prevStart: number) => ({
+    compile: () =>
+      sql<WindowCounts>`
+        with hit as (
+          insert into rate_limits (key, window_start, count) values (${key}, ${start}, 1)
+          on conflict (key, window_start) do update set count = rate_limits.count + 1
+          returning count)
+        select (select count from hit) as current,
+          coalesce((select count from rate_limits where key = ${key} and window_start = ${prevStart}), 0) as previous
+      `.compile(db),
+  }),
+  3,
+);
+
+/**
  * PostgreSQL without Redis: one row per (key, window) in rate_limits, counted with an upsert;
  * the previous window is read in the same statement. Rows older than the previous window
  * are deleted once per window by whichever request first sees the new window in this process.
@@ -90,14 +111,7 @@ export class PostgresStore implements RateLimitStore {
       this.sweptWindow = window;
       sql`delete from rate_limits where window_start < ${prevStart}`.execute(this.db).catch(this.onSweepError);
     }
-    const { rows } = await sql<{ current: number; previous: number }>`
-      with hit as (
-        insert into rate_limits (key, window_start, count) values (${key}, ${start}, 1)
-        on conflict (key, window_start) do update set count = rate_limits.count + 1
-        returning count)
-      select (select count from hit) as current,
-        coalesce((select count from rate_limits where key = ${key} and window_start = ${prevStart}), 0) as previous
-    `.execute(this.db);
+    const { rows } = await this.db.executeQuery(hitWindow(this.db, key, start, prevStart));
     const row = rows[0];
     return { current: Number(row?.current ?? 1), previous: Number(row?.previous ?? 0) };
   }
