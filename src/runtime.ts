@@ -4,11 +4,12 @@ import { pino, type Logger } from 'pino';
 import type { Config } from './config.js';
 import { systemClock, type Deps } from './deps.js';
 import { migrate, openDatabase } from './db/connect.js';
-import { listenForWork } from './db/notify.js';
+import { ALL_WORK_SIGNALS, listenForWork } from './db/notify.js';
 import { setMediaBinaries, setProcessingNice } from './media/index.js';
 import { createGuardedClient } from './net/index.js';
 import { createDiskBlobStore, type DiskBlobStore, type S3BlobStore } from './storage/index.js';
 import { sweepExpiredKeys } from './services/idempotency.js';
+import type { WorkSignal } from './signals.js';
 import { isAlive } from './process-liveness.js';
 import { sweepBlobJournal } from './services/media/blob-journal.js';
 import { sweepAbandonedPackages } from './services/media/growing-package.js';
@@ -31,7 +32,12 @@ export function createLogger(config: Pick<Config, 'logLevel'> & Partial<Pick<Con
 }
 
 /** Opens the database (migrating it), the blob store and the outbound client: everything a role needs. */
-export async function createRuntime(config: Config, log: Logger = createLogger(config)): Promise<Runtime> {
+export async function createRuntime(
+  config: Config,
+  log: Logger = createLogger(config),
+  /** The wake-ups this process's loops take from other processes (PostgreSQL's NOTIFY channels). */
+  wakeSignals: readonly WorkSignal[] = ALL_WORK_SIGNALS,
+): Promise<Runtime> {
   setMediaBinaries({ ffmpeg: config.ffmpegPath, ffprobe: config.ffprobePath });
   setProcessingNice(config.processingNice);
   const database = openDatabase(config.database);
@@ -62,7 +68,7 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
     config.secretKeys.length > 0 ? config.secretKeys : [await dataDirSecretKey(config.dataDir)],
   );
 
-  const listener = config.database.dialect === 'postgres' ? listenForWork(config.database.url, log) : null;
+  const listener = config.database.dialect === 'postgres' ? listenForWork(config.database.url, log, wakeSignals) : null;
   // Rate limits across processes; ioredis is loaded only when Redis is configured.
   const redisUrl = config.redisUrl;
   const redis = redisUrl

@@ -24,6 +24,7 @@ import { EventDispatcher } from './events/dispatcher.js';
 import { Housekeeper } from './services/operations/purge.js';
 import { automationConsumer } from './services/media/automation-runs.js';
 import { endpointConsumer } from './webhooks/fanout.js';
+import { TASK_READY, WEBHOOK_READY, type WorkSignal } from './signals.js';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -261,9 +262,16 @@ export function startBackground(runtime: Runtime, config: Config, workerRole = f
   };
 }
 
+/**
+ * What wakes a `mediad worker` from other processes: new tasks and webhook deliveries. Its event
+ * dispatch runs on its poll on PostgreSQL (startBackground), so the events' NOTIFY, sent by every
+ * commit that records an event (each task's completion among them), would only wake it for nothing.
+ */
+const WORKER_WAKE_SIGNALS: readonly WorkSignal[] = [TASK_READY, WEBHOOK_READY];
+
 /** `mediad worker`: workers only, sharing the data dir and database with serve. */
 export async function startWorker(config: Config): Promise<{ pool: WorkerPool; close(): Promise<void> }> {
-  const runtime = await createRuntime(config);
+  const runtime = await createRuntime(config, undefined, WORKER_WAKE_SIGNALS);
   const background = startBackground(runtime, config, true);
   const metrics = await startWorkerMetrics(runtime, config).catch(async (err: unknown) => {
     await background.stop();

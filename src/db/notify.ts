@@ -22,8 +22,20 @@ export function notifyQuery(signal: WorkSignal): RawBuilder<unknown> {
   return sql`pg_notify(${CHANNEL_OF[signal]}, '')`;
 }
 
-/** Listens on all channels until closed; reconnects with a pause if the connection drops. */
-export function listenForWork(url: string, log: Logger): { close(): Promise<void> } {
+/** Every signal with a channel: what a process listens for unless it says otherwise. */
+export const ALL_WORK_SIGNALS: readonly WorkSignal[] = Object.values(CHANNELS);
+
+/**
+ * Listens on the channels of `wanted` until closed; reconnects with a pause if the connection
+ * drops. Each notification on a channel listened to wakes the process (and PostgreSQL signals
+ * its backend to send it), so a process listens only for the loops it wakes with them.
+ */
+export function listenForWork(
+  url: string,
+  log: Logger,
+  wanted: readonly WorkSignal[] = ALL_WORK_SIGNALS,
+): { close(): Promise<void> } {
+  const channels = wanted.map((s) => CHANNEL_OF[s]);
   // The connection, from the moment it is made: close() may come while it is still connecting (a
   // short CLI command), and a connection left open would keep the process from exiting.
   let client: pgModule.Client | null = null;
@@ -41,7 +53,7 @@ export function listenForWork(url: string, log: Logger): { close(): Promise<void
           if (client === c) client = null;
           if (!closed) setTimeout(() => void connect(), 1000);
         });
-        for (const ch of Object.keys(CHANNELS)) await c.query(`LISTEN ${ch}`);
+        for (const ch of channels) await c.query(`LISTEN ${ch}`);
         return;
       } catch (err) {
         if (client === c) client = null;

@@ -5,6 +5,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { createAdvisoryLocker } from '../../src/db/advisory-locker.js';
 import { listenForWork } from '../../src/db/notify.js';
+import { EVENTS_READY, signals, TASK_READY } from '../../src/signals.js';
 
 // The PostgreSQL notification listeners (db/notify.ts in every process, the tus uploads' lock in
 // db/advisory-locker.ts) let go of their
@@ -84,6 +85,46 @@ describe('the notification listeners', async () => {
       );
       const left = await settled(before);
       assert.equal(left, 0, `${left} connection(s) left open after close()`);
+    },
+  );
+
+  // A `mediad worker` listens for tasks and webhook deliveries only (server.ts): the events' NOTIFY,
+  // sent by every task's completion, would wake it for nothing.
+  it(
+    'listens on the channels of the signals asked for, and on no other',
+    { skip: !up && 'PostgreSQL is not reachable' },
+    async () => {
+      const heard: string[] = [];
+      const onTask = () => heard.push(TASK_READY);
+      const onEvents = () => heard.push(EVENTS_READY);
+      signals.on(TASK_READY, onTask);
+      signals.on(EVENTS_READY, onEvents);
+      const listener = listenForWork(URL_, pino({ level: 'silent' }), [TASK_READY]);
+      const sender = new pg.Client({ connectionString: URL_ });
+      try {
+        await sender.connect();
+        const heardTask = async () => {
+          for (let i = 0; i < 250 && !heard.includes(TASK_READY); i++) await sleep(20);
+          return heard.includes(TASK_READY);
+        };
+        // Until its LISTEN is in place, a notification may go unheard: sent again until one is.
+        for (let i = 0; i < 50 && !heard.includes(TASK_READY); i++) {
+          await sender.query(`select pg_notify('mediad_tasks', '')`);
+          await sleep(20);
+        }
+        assert.ok(await heardTask(), 'the tasks channel is listened to');
+        heard.length = 0;
+        // One sender's notifications arrive in order: the events one would come before the marker.
+        await sender.query(`select pg_notify('mediad_events', '')`);
+        await sender.query(`select pg_notify('mediad_tasks', '')`);
+        assert.ok(await heardTask(), 'the marker was heard');
+        assert.ok(!heard.includes(EVENTS_READY), `the events channel is not listened to: ${heard.join(', ')}`);
+      } finally {
+        signals.off(TASK_READY, onTask);
+        signals.off(EVENTS_READY, onEvents);
+        await sender.end().catch(() => undefined);
+        await listener.close();
+      }
     },
   );
 });
