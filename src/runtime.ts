@@ -4,7 +4,7 @@ import { pino, type Logger } from 'pino';
 import type { Config } from './config.js';
 import { systemClock, type Deps } from './deps.js';
 import { migrate, openDatabase } from './db/connect.js';
-import { ALL_WORK_SIGNALS, listenForWork } from './db/notify.js';
+import { listenForWork } from './db/notify.js';
 import { setMediaBinaries, setProcessingNice } from './media/index.js';
 import { createGuardedClient } from './net/index.js';
 import { createDiskBlobStore, type DiskBlobStore, type S3BlobStore } from './storage/index.js';
@@ -35,8 +35,8 @@ export function createLogger(config: Pick<Config, 'logLevel'> & Partial<Pick<Con
 export async function createRuntime(
   config: Config,
   log: Logger = createLogger(config),
-  /** The wake-ups this process's loops take from other processes (PostgreSQL's NOTIFY channels). */
-  wakeSignals: readonly WorkSignal[] = ALL_WORK_SIGNALS,
+  /** The wake-ups this process's loops take from other processes (PostgreSQL's NOTIFY channels); all by default. */
+  wakeSignals?: readonly WorkSignal[],
 ): Promise<Runtime> {
   setMediaBinaries({ ffmpeg: config.ffmpegPath, ffprobe: config.ffprobePath });
   setProcessingNice(config.processingNice);

@@ -22,9 +22,6 @@ export function notifyQuery(signal: WorkSignal): RawBuilder<unknown> {
   return sql`pg_notify(${CHANNEL_OF[signal]}, '')`;
 }
 
-/** Every signal with a channel: what a process listens for unless it says otherwise. */
-export const ALL_WORK_SIGNALS: readonly WorkSignal[] = Object.values(CHANNELS);
-
 /**
  * Listens on the channels of `wanted` until closed; reconnects with a pause if the connection
  * drops. Each notification on a channel listened to wakes the process (and PostgreSQL signals
@@ -33,7 +30,7 @@ export const ALL_WORK_SIGNALS: readonly WorkSignal[] = Object.values(CHANNELS);
 export function listenForWork(
   url: string,
   log: Logger,
-  wanted: readonly WorkSignal[] = ALL_WORK_SIGNALS,
+  wanted: readonly WorkSignal[] = Object.values(CHANNELS),
 ): { close(): Promise<void> } {
   const channels = wanted.map((s) => CHANNEL_OF[s]);
   // The connection, from the moment it is made: close() may come while it is still connecting (a
