@@ -182,7 +182,10 @@ export class WorkerPool {
         if (!slot) return;
         slot = false;
         this.working--;
-        this.poller.wake();
+        // On the next turn of the event loop: the task that left starts storing its outputs first
+        // (journal entry, write, fsyncs in libuv's pool), and the next claim runs while it waits on
+        // the disk instead of ahead of it (on SQLite the claim ran first, 0.3–0.4 ms on the path).
+        setImmediate(() => this.poller.wake());
       };
       void this.run(task, inputFile, controller, timeline, leaveSlot).finally(() => {
         // The slot was left when the kind's work ended, with a pass to claim the next task; another
@@ -193,6 +196,8 @@ export class WorkerPool {
         if (slot) leaveSlot();
         else if (ending) this.poller.wake();
       });
+      // The task just claimed starts (its input, its kind's first call) before the next claim.
+      await new Promise<void>((resolve) => setImmediate(resolve));
     }
   }
 
