@@ -44,6 +44,7 @@ import * as m016 from './migrations/016-task-playable.js';
 // Image-URL cache budgets per project (issue 24).
 import * as m017 from './migrations/017-image-cache-budgets.js';
 import * as m018 from './migrations/018-task-claim-order.js';
+import * as m019 from './migrations/019-task-partial-indexes.js';
 
 export type Db = Kysely<Database>;
 
@@ -71,6 +72,7 @@ const MIGRATIONS: Record<string, Migration> = {
   // Image-URL cache budgets per project (issue 24).
   '017-image-cache-budgets': m017,
   '018-task-claim-order': m018,
+  '019-task-partial-indexes': m019,
 };
 
 class CodeMigrationProvider implements MigrationProvider {

@@ -235,7 +235,12 @@ function claimStatement(kinds: readonly string[] | undefined, fair: boolean) {
           updated: iso,
         }))
         .where('id', '=', (eb) => {
-          let q = eb.selectFrom('tasks').select('id').where('status', '=', 'pending').where('run_after', '<=', iso);
+          // The status as a literal: tasks_claim holds pending tasks only (migration 019).
+          let q = eb
+            .selectFrom('tasks')
+            .select('id')
+            .where('status', '=', sql.lit('pending'))
+            .where('run_after', '<=', iso);
           if (kinds) q = q.where('kind', 'in', kinds);
           q = q.where(NOT_PAUSED);
           if (fair) q = q.where('project_id', '=', fairProject(due));
@@ -297,7 +302,7 @@ export async function expiredLeases(db: Db, now: Date, limit = 50): Promise<Task
   return db
     .selectFrom('tasks')
     .selectAll()
-    .where('status', '=', 'processing')
+    .where('status', '=', sql.lit('processing')) // a literal: tasks_lease holds processing tasks only
     .where('lease_expires', '<', now.toISOString())
     .limit(limit)
     .execute();

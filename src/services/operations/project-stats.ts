@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Deps } from '../../deps.js';
 import { iso } from '../../deps.js';
 import { readCounter } from '../../db/hot-reads.js';
@@ -26,7 +27,7 @@ export async function projectStats(deps: Deps, projectId: string): Promise<Proje
   const failed = deps.db
     .selectFrom('tasks')
     .where('project_id', '=', projectId)
-    .where('status', '=', 'failed')
+    .where('status', '=', sql.lit('failed')) // a literal: tasks_project_failed holds failed tasks only
     .where('finished', '>', dayAgo);
   const [media, files, storage, today, failedCount, recent] = await Promise.all([
     readCounter(deps, projectId, 'media'),

@@ -1,0 +1,120 @@
+// The tasks table's partial indexes (migration 019) serve the queries they were made for: each
+// query below is run for real through Kysely, its SQL as sent is captured, and the database's own
+// plan for that SQL must name the index. A status sent as a bound parameter instead of a literal
+// proves nothing about a partial index's predicate, and the plan falls back to another index (a
+// sort of every pending task for the claim). With MEDIAD_TEST_DATABASE_URL on PostgreSQL (generic
+// plans, as the claim's connection runs them, and sequential scans off, as on a large table), else
+// SQLite.
+import assert from 'node:assert/strict';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import SQLite from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect, type CompiledQuery } from 'kysely';
+import pg from 'pg';
+import { migrate } from '../../src/db/connect.js';
+import type { Database } from '../../src/db/schema.js';
+import { claim, expiredLeases } from '../../src/queue/task-state.js';
+import { testDatabase } from '../helpers/server.js';
+
+let db: Kysely<Database>;
+let dir: string;
+let database: Awaited<ReturnType<typeof testDatabase>>;
+let sqlite: SQLite.Database | null = null;
+let client: pg.Client | null = null;
+const sent: CompiledQuery[] = [];
+
+before(async () => {
+  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'mediad-task-indexes-'));
+  database = await testDatabase();
+  const log = (e: { query: CompiledQuery }) => void sent.push(e.query);
+  if (database) {
+    db = new Kysely<Database>({
+      dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: database.url, max: 1 }) }),
+      log,
+    });
+    client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+  } else {
+    sqlite = new SQLite(path.join(dir, 'db.sqlite'));
+    db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }), log });
+  }
+  await migrate(db);
+});
+
+after(async () => {
+  await db.destroy();
+  await client?.end();
+  await database?.drop();
+  await fs.rm(dir, { recursive: true, force: true });
+});
+
+/** The plan the database makes for `q` (PostgreSQL: generic, without sequential scans), as text. */
+async function plan(q: CompiledQuery): Promise<string> {
+  if (sqlite) {
+    const rows = sqlite.prepare(`explain query plan ${q.sql}`).all(...q.parameters) as { detail: string }[];
+    return rows.map((r) => r.detail).join('\n');
+  }
+  const c = client!;
+  await c.query('set plan_cache_mode = force_generic_plan; set enable_seqscan = off');
+  await c.query(`prepare planned as ${q.sql}`);
+  try {
+    const args = q.parameters.map((p) => (typeof p === 'string' ? `'${p.replaceAll("'", "''")}'` : String(p)));
+    const rows = await c.query<{ 'QUERY PLAN': string }>(
+      `explain execute planned${args.length > 0 ? `(${args.join(', ')})` : ''}`,
+    );
+    return rows.rows.map((r) => r['QUERY PLAN']).join('\n');
+  } finally {
+    await c.query('deallocate planned; reset plan_cache_mode; reset enable_seqscan');
+  }
+}
+
+/** The statements `run` sends, each with its plan. */
+async function plansOf(run: () => Promise<unknown>): Promise<{ sql: string; plan: string }[]> {
+  sent.length = 0;
+  await run();
+  const out: { sql: string; plan: string }[] = [];
+  for (const q of [...sent]) out.push({ sql: q.sql, plan: await plan(q) }); // one prepared name at a time
+  return out;
+}
+
+test('lease recovery reads processing tasks from tasks_lease', async () => {
+  const [q] = await plansOf(() => expiredLeases(db, new Date()));
+  assert.ok(q, 'expiredLeases sent no statement');
+  assert.match(q.sql, /'processing'/, 'the status is a literal');
+  assert.match(q.plan, /tasks_lease/);
+});
+
+test('a claim reads pending tasks from an index, never by sorting the queue', async () => {
+  // An empty queue: on PostgreSQL the fair claim finds nothing and the claim of any due task runs too.
+  const statements = await plansOf(() => claim(db, 'owner', 60_000, new Date()));
+  assert.equal(statements.length, database ? 2 : 1);
+  for (const s of statements) {
+    assert.match(s.sql, /"status" = 'pending'/, 'the status is a literal');
+    assert.match(s.plan, /tasks_status_project|tasks_claim/);
+    assert.doesNotMatch(s.plan, /SCAN tasks\b|Seq Scan on tasks\b/);
+  }
+  // The claim of any due task (PostgreSQL only) orders the whole queue by run_after: tasks_claim does.
+  if (database) assert.match(statements[1]!.plan, /tasks_claim/);
+});
+
+test("a workflow's steps are read from tasks_parent", async () => {
+  const [q] = await plansOf(() => db.selectFrom('tasks').select('id').where('parent_id', '=', 'task_x').execute());
+  assert.match(q!.plan, /tasks_parent/);
+});
+
+test('the indexes are partial: completed tasks are in none of them', async () => {
+  const names = ['tasks_claim', 'tasks_lease', 'tasks_project_failed', 'tasks_parent'];
+  const defs: string[] = sqlite
+    ? (
+        sqlite
+          .prepare(`select sql from sqlite_master where type = 'index' and name in (${names.map(() => '?').join(',')})`)
+          .all(...names) as { sql: string }[]
+      ).map((r) => r.sql)
+    : (
+        await client!.query<{ indexdef: string }>('select indexdef from pg_indexes where indexname = any($1)', [names])
+      ).rows.map((r) => r.indexdef);
+  assert.equal(defs.length, names.length);
+  for (const d of defs) assert.match(d, /where/i, d);
+});
