@@ -177,7 +177,7 @@ function fairProject(due: RawBuilder<boolean>) {
       from queued where queued.project_id is not null
     ), ranked as (
       select project_id,
-        (select run_after from tasks where status = 'pending' and tasks.project_id = queued.project_id and ${due}
+        (select run_after from tasks where tasks.project_id = queued.project_id and ${due}
           order by run_after limit 1) as first_due,
         (select count(*) from tasks where status = 'processing' and tasks.project_id = queued.project_id) as running
       from queued where project_id is not null
@@ -223,6 +223,7 @@ function claimStatement(kinds: readonly string[] | undefined, fair: boolean) {
   return compiledTemplate(
     (db: Db, owner: string, leaseExpires: string, iso: string): { compile(): CompiledQuery<ClaimRow> } => {
       const sqlite = db.getExecutor().adapter instanceof SqliteAdapter;
+      // The status as a literal: tasks_claim holds pending tasks only (migration 019).
       const due = sql<boolean>`status = 'pending' and run_after <= ${iso}${kinds ? sql` and kind in (${sql.join(kinds)})` : sql``} and ${NOT_PAUSED}`;
       const update = db
         .updateTable('tasks')
@@ -235,14 +236,7 @@ function claimStatement(kinds: readonly string[] | undefined, fair: boolean) {
           updated: iso,
         }))
         .where('id', '=', (eb) => {
-          // The status as a literal: tasks_claim holds pending tasks only (migration 019).
-          let q = eb
-            .selectFrom('tasks')
-            .select('id')
-            .where('status', '=', sql.lit('pending'))
-            .where('run_after', '<=', iso);
-          if (kinds) q = q.where('kind', 'in', kinds);
-          q = q.where(NOT_PAUSED);
+          let q = eb.selectFrom('tasks').select('id').where(due);
           if (fair) q = q.where('project_id', '=', fairProject(due));
           q = q.orderBy('run_after').orderBy('created').limit(1);
           return sqlite ? q : q.forUpdate().skipLocked();

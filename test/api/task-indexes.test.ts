@@ -91,7 +91,7 @@ test('a claim reads pending tasks from an index, never by sorting the queue', as
   const statements = await plansOf(() => claim(db, 'owner', 60_000, new Date()));
   assert.equal(statements.length, database ? 2 : 1);
   for (const s of statements) {
-    assert.match(s.sql, /"status" = 'pending'/, 'the status is a literal');
+    assert.match(s.sql, /\bstatus"? = 'pending'/, 'the status is a literal');
     assert.match(s.plan, /tasks_status_project|tasks_claim/);
     assert.doesNotMatch(s.plan, /SCAN tasks\b|Seq Scan on tasks\b/);
   }
