@@ -135,6 +135,9 @@ describe('the administration pages in Chromium', { skip: !chromiumAvailable() &&
     await confirm.getByLabel(/Type Staging two to confirm/).fill('Staging two');
     assert.equal(await del.isDisabled(), false);
     await del.click();
+    // The open modal hides the table from the accessibility tree, so the row's absence counts only
+    // once the dialog has closed, and it closes after the DELETE has answered.
+    await confirm.waitFor({ state: 'detached' });
     await until(async () => (await projects.getByRole('link', { name: 'Staging two' }).count()) === 0);
     assert.deepEqual(await projectNames(), ['Website']);
 
