@@ -1,6 +1,7 @@
 // The event dispatch (events/dispatcher.ts): an event that finds it idle is dispatched at once; a
 // stream of commits is dispatched a few events a pass (passes start PASS_GAP_MS apart), and a
-// consumer's oncePerPass read is made once per pass and project, not once per event.
+// consumer's oncePerPass read is made once per pass and project, not once per event. An event of a
+// project with no automation and no webhook endpoint is recorded as dispatched: no pass takes it.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Kysely } from 'kysely';
@@ -10,13 +11,26 @@ import { transact } from '../../src/db/transact.js';
 import type { Deps } from '../../src/deps.js';
 import { EventDispatcher, oncePerPass, type EventConsumer } from '../../src/events/dispatcher.js';
 import { recordEvent } from '../../src/events/record.js';
+import { createEndpoint } from '../../src/services/media/webhook-endpoints.js';
+import { createKey } from '../../src/services/people/keys.js';
 import { memoryDeps } from '../helpers/memory-deps.js';
 
 let db: Db;
 let close: () => Promise<void>;
 let deps: Deps;
+/** A project with a webhook endpoint (its events are the dispatcher's), and one with neither endpoint nor automation. */
+let watched: string;
+let quiet: string;
 before(async () => {
-  ({ db, close, deps } = await memoryDeps());
+  ({ db, close, deps } = await memoryDeps({ fetch: { allowPrivate: false, allowHosts: [] } }));
+  ({ project_id: watched } = await createKey(deps, 'unit', 'watched'));
+  ({ project_id: quiet } = await createKey(deps, 'unit', 'quiet'));
+  await createEndpoint(
+    deps,
+    { projectId: watched },
+    { url: 'https://a.example.com/h', events: ['task.completed'] },
+    { orgId: 'org_unit', projectId: watched, actor: { type: 'anonymous', id: null, ip: null } },
+  );
 });
 after(() => close());
 
@@ -44,7 +58,8 @@ test('one event is dispatched on its commit; a stream of commits a few events a 
   dispatcher.start();
   try {
     await new Promise((r) => setTimeout(r, 20)); // the start's first pass, on an empty outbox
-    const record = () => transact(db, (trx) => recordEvent(trx, 'p1', 'media.created', {}, new Date().toISOString()));
+    const record = (projectId = watched) =>
+      transact(db, (trx) => recordEvent(trx, projectId, 'media.created', {}, new Date().toISOString()));
     const first = await record();
     await until(() => seen.includes(first));
     assert.equal(passes.size, 1);
@@ -61,6 +76,16 @@ test('one event is dispatched on its commit; a stream of commits a few events a 
     await until(() => ids.every((id) => seen.includes(id)));
     assert.ok(passes.size <= 12, `20 commits in ${passes.size} passes`);
     assert.equal(reads, passes.size, 'the project read once in each pass');
+
+    // Nothing would act on the quiet project's event: recorded dispatched, it is in no pass.
+    const unseen = await record(quiet);
+    const flag = async (id: string) =>
+      (await db.selectFrom('events').select('dispatched').where('id', '=', id).executeTakeFirstOrThrow()).dispatched;
+    assert.equal(await flag(unseen), 1);
+    assert.equal(await flag(first), 1, 'the watched project’s event, once its pass has committed');
+    const next = await record();
+    await until(() => seen.includes(next));
+    assert.ok(!seen.includes(unseen));
   } finally {
     await dispatcher.stop();
   }
