@@ -2,6 +2,7 @@ import os from 'node:os';
 import type { Kysely } from 'kysely';
 import type { Deps } from '../../deps.js';
 import { iso } from '../../deps.js';
+import { compiledTemplate } from '../../db/compiled.js';
 import type { Database } from '../../db/schema.js';
 import { heldWrite } from '../../db/transact.js';
 import { crashPoint } from '../../faults.js';
@@ -26,13 +27,20 @@ export const STALE_ENTRY_MS = 24 * 3600_000;
 
 type Db = Kysely<Database>;
 
+const putEntries = (db: Db, keys: string[], created: string) =>
+  db
+    .insertInto('blob_journal')
+    .values(keys.map((blob_key) => ({ blob_key, op: 'put' as const, owner: JOURNAL_OWNER, created })));
+
+/** One entry, a task's usual output, compiled once (db/compiled.ts): on PostgreSQL parsed and planned once per connection. */
+const putEntry = compiledTemplate((db: Db, key: string, created: string) => putEntries(db, [key], created), 2);
+
 /** Commits 'put' entries for blobs about to be written (call before writing them). */
 export async function intendPut(deps: Pick<Deps, 'db' | 'clock' | 'config'>, keys: string[]): Promise<void> {
   const now = iso(deps.clock.now());
-  await deps.db
-    .insertInto('blob_journal')
-    .values(keys.map((blob_key) => ({ blob_key, op: 'put' as const, owner: JOURNAL_OWNER, created: now })))
-    .execute();
+  const [only] = keys;
+  if (keys.length === 1 && only !== undefined) await deps.db.executeQuery(putEntry(deps.db, only, now));
+  else await putEntries(deps.db, keys, now).execute();
   crashPoint(deps.config, 'blob.put.intended');
 }
 
