@@ -57,10 +57,10 @@ export interface EventRow {
  * An event's `dispatched` flag as it is recorded: 0, for the dispatcher, when its project has an
  * automation or a webhook endpoint (whatever their status, so that pausing or resuming one races
  * with nothing); 1 when it has neither, since nothing would act on the event. A pass for such an
- * event only set its flag, a write and a commit of its own for each few events (on PostgreSQL,
- * with two worker processes, 15–20% of small tasks' throughput: bench/pg-trace.ts). Read in the
- * recording statement, so an automation or endpoint saved before it commits sees the event; one
- * saved after it does not, as a webhook endpoint never receives events older than itself.
+ * event only set its flag, a write and a commit of its own (on PostgreSQL six statements; the
+ * server's CPU per small task 0.80 → 0.55 ms without them, bench/pg-trace.ts). Read by the
+ * recording statement: in a project with neither, an automation or endpoint committed after it
+ * does not get the event (an endpoint never receives events older than itself anyway).
  */
 const dispatchedFor = (projectId: string) =>
   sql<number>`case when exists (select 1 from automations where project_id = ${projectId}) or exists (select 1 from webhook_endpoints where project_id = ${projectId}) then 0 else 1 end`;
