@@ -91,6 +91,11 @@ export class EventDispatcher {
   private async dispatch(): Promise<void> {
     const wait = this.lastPass + PASS_GAP_MS - performance.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    // Most passes find nothing (events of projects with no automation and no endpoint are recorded
+    // dispatched, events/record.ts): a read outside a transaction says so, one statement where the
+    // transaction is three (on SQLite it does not take the write lock). Once a pass: a batch after
+    // a full one finds more events as a rule.
+    if ((await this.deps.db.executeQuery(anyUndispatched(this.deps.db))).rows.length === 0) return;
     let dispatched = 0;
     let n = BATCH;
     while (n === BATCH && !this.poller.isStopped) {
@@ -101,10 +106,6 @@ export class EventDispatcher {
   }
 
   private async batch(): Promise<number> {
-    // Most passes find nothing (events of projects with no automation and no endpoint are recorded
-    // dispatched, events/record.ts): a read outside a transaction says so, one statement where the
-    // transaction is three (on SQLite it does not take the write lock).
-    if ((await this.deps.db.executeQuery(anyUndispatched(this.deps.db))).rows.length === 0) return 0;
     return transact(this.deps.db, async (trx) => {
       const { rows } = await trx.executeQuery(undispatched(trx));
       for (const row of rows) for (const consume of this.consumers) await consume(this.deps, trx, row);
