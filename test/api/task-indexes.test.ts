@@ -99,6 +99,24 @@ test('a claim reads pending tasks from an index, never by sorting the queue', as
   if (database) assert.match(statements[1]!.plan, /tasks_claim/);
 });
 
+test("a claim's generic plan on PostgreSQL seeks: the next project, the claimed row and its input", async (t) => {
+  if (!database) return t.skip('PostgreSQL only (MEDIAD_TEST_DATABASE_URL)');
+  // The plan the claim's connection keeps is made once, often on a new database's first rows, so
+  // each part must be an index seek whatever the statistics: the skip scan's steps (no aggregate
+  // over the pending tasks, as min() was planned: twice a claim, ~400 buffers with 300 queued),
+  // the row updated (by its primary key, not an index on status with a filter on the id: ~200
+  // buffers) and the input file (by its primary key, not the project's files with a filter).
+  const [fair] = await plansOf(() => claim(db, 'owner', 60_000, new Date()));
+  const p = fair!.plan;
+  assert.equal(p.match(/\bAggregate\b/g)?.length, 1, `only the running count aggregates:\n${p}`);
+  assert.match(
+    p,
+    /Index Only Scan using tasks_status_project on tasks[^\n]*\n\s*Index Cond: \(status = 'pending'::text\)/,
+  );
+  assert.match(p, /Index Scan using tasks_pkey on tasks[^\n]*\n\s*Index Cond: \(id = \$\d+\)\n(?!\s*Filter)/);
+  assert.match(p, /Index Scan using files_pkey on files f/);
+});
+
 test("a workflow's steps are read from tasks_parent", async () => {
   const [q] = await plansOf(() => db.selectFrom('tasks').select('id').where('parent_id', '=', 'task_x').execute());
   assert.match(q!.plan, /tasks_parent/);
