@@ -48,12 +48,17 @@ type Leased = Pick<TasksTable, 'id' | 'lease_owner'>;
 type Claimed = Leased & Pick<TasksTable, 'updated'>;
 const ACTIVE: TaskStatus[] = ['pending', 'processing', 'waiting'];
 
-/** The lease guard: the row is still processing under the lease this worker was given. */
+/**
+ * The lease guard: the row is still processing under the lease this worker was given. Its checks
+ * are `is not distinct from`, which no PostgreSQL index serves, so the row is found by its id
+ * whatever the plan's statistics: with `status = $n` a generic plan read the task through the
+ * status index and filtered every processing task for the id (a task's completion, its heartbeat).
+ */
 function leased(q: UpdateQueryBuilder<Database, 'tasks', 'tasks', UpdateResult>, task: Leased) {
   return q
     .where('id', '=', task.id)
-    .where('status', '=', 'processing')
-    .where('lease_owner', task.lease_owner === null ? 'is' : '=', task.lease_owner);
+    .where('status', 'is not distinct from', 'processing')
+    .where('lease_owner', 'is not distinct from', task.lease_owner);
 }
 
 function heldOrThrow(row: TasksTable | undefined, id: string): TasksTable {

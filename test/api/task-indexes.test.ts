@@ -15,7 +15,7 @@ import { Kysely, PostgresDialect, SqliteDialect, type CompiledQuery } from 'kyse
 import pg from 'pg';
 import { migrate } from '../../src/db/connect.js';
 import type { Database } from '../../src/db/schema.js';
-import { claim, expiredLeases } from '../../src/queue/task-state.js';
+import { claim, expiredLeases, heartbeat } from '../../src/queue/task-state.js';
 import { testDatabase } from '../helpers/server.js';
 
 let db: Kysely<Database>;
@@ -115,6 +115,14 @@ test("a claim's generic plan on PostgreSQL seeks: the next project, the claimed 
   );
   assert.match(p, /Index Scan using tasks_pkey on tasks[^\n]*\n\s*Index Cond: \(id = \$\d+\)\n(?!\s*Filter)/);
   assert.match(p, /Index Scan using files_pkey on files f/);
+});
+
+test('a leased task is written by its id, not found through an index on its status', async (t) => {
+  if (!database) return t.skip('PostgreSQL only (MEDIAD_TEST_DATABASE_URL)');
+  // The lease guard of every transition out of processing (complete, fail, release, heartbeat):
+  // with `status = $n` the generic plan chose tasks_status_project and filtered the processing tasks.
+  const [q] = await plansOf(() => heartbeat(db, { id: 'task_x', lease_owner: 'owner' }, 60_000, new Date()));
+  assert.match(q!.plan, /Index Scan using tasks_pkey on tasks[^\n]*\n\s*Index Cond: \(id = \$\d+\)/, q!.plan);
 });
 
 test("a workflow's steps are read from tasks_parent", async () => {
