@@ -1,7 +1,4 @@
-import { mkdtempSync } from 'node:fs';
-import fs from 'node:fs/promises';
 import os from 'node:os';
-import path from 'node:path';
 import type { Deps } from '../deps.js';
 import { iso } from '../deps.js';
 import type { TasksTable } from '../db/schema.js';
@@ -36,21 +33,12 @@ import { resolveInput } from './input.js';
 import { runOptions } from '../services/media/secrets.js';
 import { applyResult, packageWriterFor } from './outcome.js';
 import { discardProcessingFile, type GrowingPackage } from '../services/media/growing-package.js';
+import { ScratchDirs } from './scratch.js';
 import { TaskTimeline } from './timeline.js';
 
 const PROGRESS_WRITE_MS = 500;
 /** Tasks that may be storing their outputs and committing, per slot of `concurrency`. */
 const ENDING_PER_SLOT = 4;
-
-/**
- * A task's scratch directory, usually empty by now (its outputs are in the store), removed off the
- * event loop: a synchronous rmdir held the pool's thread 0.6–0.7 ms on average behind ext4's journal
- * while outputs were fsynced (two worker processes on PostgreSQL, bench/pg-trace.ts); only the
- * task's own end waits for it. Its name keeps the task's id, so `ps` shows which task a tool is working for.
- */
-async function removeScratch(dir: string): Promise<void> {
-  await fs.rmdir(dir).catch(() => fs.rm(dir, { recursive: true, force: true }));
-}
 
 /** The kind's own options: a task's `options` also show where its output goes (its target). */
 function kindOptions(task: TasksTable): Record<string, unknown> {
@@ -103,12 +91,14 @@ export class WorkerPool {
   private readonly row: WorkersTable;
   private beat: NodeJS.Timeout | null = null;
   private registered: Promise<void> = Promise.resolve();
+  private readonly scratch: ScratchDirs;
 
   constructor(
     private readonly deps: Deps,
     private readonly opts: PoolOptions,
   ) {
     this.ai = new AiEngines(deps);
+    this.scratch = new ScratchDirs(deps.tmpDir, (1 + ENDING_PER_SLOT) * opts.concurrency);
     const started = iso(deps.clock.now());
     this.row = {
       id: this.owner,
@@ -158,6 +148,7 @@ export class WorkerPool {
       this.deps.log.warn({ err }, 'removing the worker row failed'),
     );
     await this.ai.close();
+    await this.scratch.close();
   }
 
   get busy(): number {
@@ -254,9 +245,7 @@ export class WorkerPool {
       () => controller.abort(Object.assign(new Error('task timeout'), { reason: 'timeout' })),
       policy.timeoutMs,
     );
-    // Made synchronously: libuv's pool is often busy with sharp's runs and fsyncs, and the task
-    // waits for its directory (one metadata syscall).
-    const workDir = mkdtempSync(path.join(deps.tmpDir, `task-${task.id}-`));
+    const workDir = this.scratch.take(task.id);
     let completed = false;
     // The package this attempt stores while it is made, once the kind asks for its writer.
     const early: { pkg: GrowingPackage | null } = { pkg: null };
@@ -312,7 +301,7 @@ export class WorkerPool {
     } finally {
       clearInterval(beat);
       clearTimeout(timeout);
-      await removeScratch(workDir);
+      await this.scratch.release(workDir);
       timeline.mark('cleanup');
       if (completed) observeTaskPhases(task.kind, timeline.phases);
     }
