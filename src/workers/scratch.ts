@@ -6,10 +6,10 @@ import { randomBase62 } from '../ids.js';
 /**
  * The tasks' scratch directories, each kept for a later task once its own is done instead of
  * removed and made again. A new directory is a new inode, and ext4's allocator searches for a free
- * one that was not deleted a moment ago: a directory made and removed per task cost the worker
- * 0.4–0.5 ms of CPU beside a task's output file (a scratch loop on this machine class: 0.9–1.2 ms
- * for mkdtemp and rmdir around a file's create, link and unlink, against 0.55–0.67 ms with two
- * renames), 6% of the SQLite server's main thread in a batch of small tasks. A kept directory is
+ * one that was not deleted a moment ago: a directory made and removed per task cost about 0.4 ms
+ * of CPU (a scratch loop on this machine class: 0.90–1.16 ms for mkdtemp and rmdir around a file's
+ * create, link and unlink, against 0.55–0.67 ms with two renames and 0.52–0.71 ms for the file
+ * alone), 6% of the SQLite server's main thread in a batch of small tasks (perf). A kept directory is
  * renamed for its next task, so its name still shows which task a tool works for (`ps`). They live
  * in the process's own scratch root (runtime.ts), which goes with the process and is swept at a
  * restart.
