@@ -173,9 +173,10 @@ export async function pendingTasks(db: Db, projectId: string, upTo: number): Pro
  * it from being flattened into a join it would reorder.
  */
 function notPaused(sqlite: boolean) {
-  return sqlite
-    ? sql<boolean>`(tasks.project_id, tasks.kind) not in (select pp.id, qp.kind from queue_pauses qp cross join projects pp where pp.org_id = qp.org_id)`
-    : sql<boolean>`(tasks.project_id, tasks.kind) not in (select pp.id, qp.kind from queue_pauses qp cross join lateral (select p.id from projects p where p.org_id = qp.org_id offset 0) pp)`;
+  const pausedProjects = sqlite
+    ? sql`projects pp where pp.org_id = qp.org_id`
+    : sql`lateral (select p.id from projects p where p.org_id = qp.org_id offset 0) pp`;
+  return sql<boolean>`(tasks.project_id, tasks.kind) not in (select pp.id, qp.kind from queue_pauses qp cross join ${pausedProjects})`;
 }
 
 /**
