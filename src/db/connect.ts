@@ -20,7 +20,7 @@ import {
 } from 'kysely';
 import type { Config } from '../config.js';
 import type { Database } from './schema.js';
-import { GENERIC_PLANS, withNamedStatements } from './prepared.js';
+import { GENERIC_PLANS, NO_JIT, withNamedStatements } from './prepared.js';
 import { ReaderThread } from './reader.js';
 import { statementRowBuilder } from './rows.js';
 import * as m001 from './migrations/001-core.js';
@@ -189,10 +189,10 @@ export function connect(database: Config['database']): Db {
     // bigint (int8) columns come back as numbers; file sizes stay far below 2^53.
     const { types, Pool } = pg();
     types.setTypeParser(20, (v) => Number(v));
-    const pool = new Pool({ connectionString: database.url, max: database.poolSize });
+    const pool = new Pool({ connectionString: database.url, max: database.poolSize, options: NO_JIT });
     // The task claim's connection (db/prepared.ts): opened at the first claim, so a process that
     // claims nothing (serve without workers, the CLI) never opens it.
-    const genericPool = new Pool({ connectionString: database.url, max: 1, options: GENERIC_PLANS });
+    const genericPool = new Pool({ connectionString: database.url, max: 1, options: `${GENERIC_PLANS} ${NO_JIT}` });
     // An idle connection closed by the server (a restart, a failover) is dropped and replaced by
     // the pool; without a listener its 'error' event would crash the process. Queries in flight
     // still fail and report their own errors.

@@ -27,6 +27,16 @@ const generic = new Set<string>();
 export const GENERIC_PLANS = '-c plan_cache_mode=force_generic_plan';
 
 /**
+ * Every connection of mediad's runs without JIT compilation. PostgreSQL compiles a statement when
+ * its plan's estimated cost passes jit_above_cost, and a generic plan made without statistics (a
+ * new database, or autovacuum off) can estimate the task claim at a million: with JIT on, every
+ * claim then spent 640 ms compiling itself (inlining 61, optimisation 361, emission 217 ms: EXPLAIN
+ * ANALYZE on a database with autovacuum off) to run for under a millisecond, and small tasks fell
+ * from ~120 to 2.7 a second. mediad's statements are short, and none gains from compilation.
+ */
+export const NO_JIT = '-c jit=off';
+
+/**
  * Names `sql` for PostgreSQL's extended protocol: each connection prepares it at its first use.
  * `genericPlan`: run outside a transaction, it goes to the connection with generic plans.
  */

@@ -147,6 +147,27 @@ test('the task claim is planned once: generic plans on its own connection, outsi
   });
 });
 
+// A template marked like the claim runs where the claim runs; one not marked, on the pool.
+const settingsOnClaimConnection = compiledTemplate(
+  (d: Db) =>
+    d.selectNoFrom([
+      sql<string>`current_setting('jit')`.as('jit'),
+      sql<string>`current_setting('plan_cache_mode')`.as('plan_cache_mode'),
+    ]),
+  0,
+  { genericPlan: true },
+);
+
+test('no connection of mediad’s compiles its statements (JIT), the claim’s included', async (t) => {
+  if (!db) return t.skip('PostgreSQL is not reachable');
+  // A generic plan made without statistics estimated the claim at a million, past jit_above_cost:
+  // with JIT on, every claim then compiled itself for 640 ms to run for under one.
+  const onPool = await sql<{ jit: string }>`select current_setting('jit') as jit`.execute(db);
+  assert.equal(onPool.rows[0]!.jit, 'off');
+  const [onClaims] = (await db.executeQuery(settingsOnClaimConnection(db))).rows;
+  assert.deepEqual(onClaims, { jit: 'off', plan_cache_mode: 'force_generic_plan' });
+});
+
 test('without the connection of generic plans (a pooler refusing its startup option, say) the claim runs as before', async (t) => {
   if (!db) return t.skip('PostgreSQL is not reachable');
   const url = new URL(ADMIN);
