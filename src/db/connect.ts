@@ -45,6 +45,7 @@ import * as m016 from './migrations/016-task-playable.js';
 import * as m017 from './migrations/017-image-cache-budgets.js';
 import * as m018 from './migrations/018-task-claim-order.js';
 import * as m019 from './migrations/019-task-partial-indexes.js';
+import * as m020 from './migrations/020-task-optional-indexes.js';
 
 export type Db = Kysely<Database>;
 
@@ -73,6 +74,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '017-image-cache-budgets': m017,
   '018-task-claim-order': m018,
   '019-task-partial-indexes': m019,
+  '020-task-optional-indexes': m020,
 };
 
 class CodeMigrationProvider implements MigrationProvider {

@@ -16,6 +16,7 @@ import pg from 'pg';
 import { migrate } from '../../src/db/connect.js';
 import type { Database } from '../../src/db/schema.js';
 import { claim, expiredLeases, heartbeat } from '../../src/queue/task-state.js';
+import { filterTasks, retryCandidates } from '../../src/services/media/tasks.js';
 import { testDatabase } from '../helpers/server.js';
 
 let db: Kysely<Database>;
@@ -130,9 +131,9 @@ test("a workflow's steps are read from tasks_parent", async () => {
   assert.match(q!.plan, /tasks_parent/);
 });
 
-test('the indexes are partial: completed tasks are in none of them', async () => {
-  const names = ['tasks_claim', 'tasks_lease', 'tasks_project_failed', 'tasks_parent'];
-  const defs: string[] = sqlite
+/** The definitions of the named indexes, as the database keeps them. */
+async function indexDefs(names: string[]): Promise<string[]> {
+  return sqlite
     ? (
         sqlite
           .prepare(`select sql from sqlite_master where type = 'index' and name in (${names.map(() => '?').join(',')})`)
@@ -141,8 +142,29 @@ test('the indexes are partial: completed tasks are in none of them', async () =>
     : (
         await client!.query<{ indexdef: string }>('select indexdef from pg_indexes where indexname = any($1)', [names])
       ).rows.map((r) => r.indexdef);
+}
+
+test('the indexes are partial: completed tasks are in none of them', async () => {
+  const names = ['tasks_claim', 'tasks_lease', 'tasks_project_failed', 'tasks_parent'];
+  const defs = await indexDefs(names);
   assert.equal(defs.length, names.length);
   for (const d of defs) assert.match(d, /where/i, d);
+});
+
+test('the indexes on a column most tasks leave null hold only the tasks their queries look for', async () => {
+  // Migration 020: a task made by no automation, retrying no task, or not yet completed has no
+  // entry in these, and its claim and completion put none there either.
+  const names = ['tasks_project_automation', 'tasks_retry_of', 'tasks_project_output'];
+  const defs = await indexDefs(names);
+  assert.equal(defs.length, names.length);
+  for (const d of defs) assert.match(d, /where \(?"?(automation_id|retry_of|output_file_id)"? is not null\)?/i, d);
+  // Each query that used them still does: its condition implies the column is not null.
+  const [byAutomation] = await plansOf(() =>
+    filterTasks(db, 'proj_x', { automation_id: 'auto_x' }).selectAll().execute(),
+  );
+  assert.match(byAutomation!.plan, /tasks_project_automation/, byAutomation!.plan);
+  const [retry] = await plansOf(() => retryCandidates(db, 'proj_x', {}).execute());
+  assert.match(retry!.plan, /tasks_retry_of/, retry!.plan);
 });
 
 test('a claim reads the paused pairs from the pauses out, never by scanning the projects', async () => {

@@ -242,7 +242,8 @@ export interface TaskFilter {
   automation_id?: string;
 }
 
-function filterTasks(db: Kysely<Database>, projectId: string, filter: TaskFilter) {
+/** The project's tasks that match `filter` (the list's, the bulk retry's). */
+export function filterTasks(db: Kysely<Database>, projectId: string, filter: TaskFilter) {
   let q = db.selectFrom('tasks').where('project_id', '=', projectId);
   if (filter.status) q = q.where('status', '=', filter.status);
   if (filter.kind) q = q.where('kind', '=', filter.kind);
@@ -306,6 +307,24 @@ export interface RetryResult {
   more: boolean;
 }
 
+/** The failed top-level tasks of the filter not retried before, oldest first: one more than a call takes. */
+export function retryCandidates(db: Kysely<Database>, projectId: string, filter: Omit<TaskFilter, 'status'>) {
+  return (
+    filterTasks(db, projectId, { ...filter, status: 'failed' })
+      .where('parent_id', 'is', null)
+      // A failed task retried before stays failed; it is not retried twice.
+      .where((eb) =>
+        eb.not(
+          eb.exists(eb.selectFrom('tasks as again').select('again.id').whereRef('again.retry_of', '=', 'tasks.id')),
+        ),
+      )
+      .selectAll()
+      .orderBy('created')
+      .orderBy('id')
+      .limit(MAX_BULK_RETRY + 1)
+  );
+}
+
 /**
  * POST /tasks/retry: every failed task of the filter (top-level tasks: a workflow is retried whole),
  * not retried before, oldest first, at most MAX_BULK_RETRY, giving the event loop a turn every
@@ -329,17 +348,7 @@ export async function retryTasks(deps: Deps, scope: Scope, filter: Omit<TaskFilt
         details: [{ field: 'automation_id', message: 'not found' }],
       });
   }
-  const rows = await filterTasks(deps.db, scope.projectId, { ...filter, status: 'failed' })
-    .where('parent_id', 'is', null)
-    // A failed task retried before stays failed; it is not retried twice.
-    .where((eb) =>
-      eb.not(eb.exists(eb.selectFrom('tasks as again').select('again.id').whereRef('again.retry_of', '=', 'tasks.id'))),
-    )
-    .selectAll()
-    .orderBy('created')
-    .orderBy('id')
-    .limit(MAX_BULK_RETRY + 1)
-    .execute();
+  const rows = await retryCandidates(deps.db, scope.projectId, filter).execute();
   const more = rows.length > MAX_BULK_RETRY;
   const result: RetryResult = { object: 'retry', retried: 0, tasks: [], errors: [], more };
   let turn = performance.now();
