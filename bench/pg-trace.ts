@@ -1,6 +1,6 @@
 // Diagnostic for issue 26's small tasks on PostgreSQL: batches of N small image tasks with two
 // `mediad worker` processes, and per task the CPU of the server, each worker and the database's
-// backends (/proc), and pg_stat_database's transactions and tuples. TRACE=1 also logs every
+// backends (/proc), pg_stat_database's transactions and tuples, and the WAL written per task. TRACE=1 also logs every
 // statement's duration (log_min_duration_statement=0 on the scratch database) and prints the log's
 // byte range of each batch in BENCH_PG_LOG (the server's log file), for a breakdown per statement.
 // WORKER_FLAGS: node flags for the workers (--cpu-prof --cpu-prof-dir=...). PGSS=K prints the K
@@ -64,6 +64,10 @@ try {
     ).rows[0];
     const cpu0 = await Promise.all([m.child, ...workers].map((c) => processCpuMs(c.pid!)));
     const pg0 = await pgCpu();
+    // The cluster's WAL position: what the batch wrote to PostgreSQL's WAL (the bench's polls included).
+    const lsn = async () =>
+      (await admin.query<{ lsn: string }>('select pg_current_wal_lsn()::text as lsn')).rows[0]!.lsn;
+    const wal0 = await lsn();
     const log0 = await logSize();
     if (process.env.PGSS) await admin.query('select pg_stat_statements_reset()');
     const t0 = Date.now();
@@ -86,6 +90,9 @@ try {
     console.log(`log bytes ${log0}-${await logSize()}`);
     const cpu1 = await Promise.all([m.child, ...workers].map((c) => processCpuMs(c.pid!)));
     const pg1 = await pgCpu();
+    const walBytes = Number(
+      (await admin.query<{ d: string }>('select pg_wal_lsn_diff($1, $2)::text as d', [await lsn(), wal0])).rows[0]!.d,
+    );
     const stat1 = (
       await admin.query(
         `select xact_commit, tup_returned, tup_fetched, tup_inserted, tup_updated, tup_deleted from pg_stat_database where datname=$1`,
@@ -101,7 +108,7 @@ try {
     }
     const per = (a: number, b: number) => ((b - a) / N).toFixed(2);
     console.log(
-      `tasks/s ${(N / ((last - first) / 1000)).toFixed(1)} (wall ${wall} ms) | CPU ms/task server ${per(cpu0[0]!, cpu1[0]!)} workers ${per(cpu0[1]!, cpu1[1]!)} + ${per(cpu0[2]!, cpu1[2]!)} postgres backends ${per(pg0, pg1)}`,
+      `tasks/s ${(N / ((last - first) / 1000)).toFixed(1)} (wall ${wall} ms) | CPU ms/task server ${per(cpu0[0]!, cpu1[0]!)} workers ${per(cpu0[1]!, cpu1[1]!)} + ${per(cpu0[2]!, cpu1[2]!)} postgres backends ${per(pg0, pg1)} | WAL ${(walBytes / N / 1024).toFixed(1)} KiB/task`,
     );
     const d: Record<string, string> = {};
     for (const k of Object.keys(stat1)) d[k] = per(Number(stat0[k]), Number(stat1[k]));
