@@ -20,7 +20,7 @@ import {
 } from 'kysely';
 import type { Config } from '../config.js';
 import type { Database } from './schema.js';
-import { GENERIC_PLANS, NO_JIT, withNamedStatements } from './prepared.js';
+import { GENERIC_PLANS, NO_JIT, NO_JIT_SET, withNamedStatements } from './prepared.js';
 import { ReaderThread } from './reader.js';
 import { statementRowBuilder } from './rows.js';
 import * as m001 from './migrations/001-core.js';
@@ -191,7 +191,11 @@ export function connect(database: Config['database']): Db {
     // bigint (int8) columns come back as numbers; file sizes stay far below 2^53.
     const { types, Pool } = pg();
     types.setTypeParser(20, (v) => Number(v));
-    const pool = new Pool({ connectionString: database.url, max: database.poolSize, options: NO_JIT });
+    const pool = new Pool({ connectionString: database.url, max: database.poolSize });
+    // Set once per connection, before its first query (a client runs its queries in order); not
+    // as a startup option like the claim's connection, which a pooler may refuse: there the
+    // claim falls back to this pool, and this pool has no fallback.
+    pool.on('connect', (client) => void client.query(NO_JIT_SET).catch(() => undefined));
     // The task claim's connection (db/prepared.ts): opened at the first claim, so a process that
     // claims nothing (serve without workers, the CLI) never opens it.
     const genericPool = new Pool({ connectionString: database.url, max: 1, options: `${GENERIC_PLANS} ${NO_JIT}` });
