@@ -3,8 +3,9 @@ import fs from 'node:fs/promises';
 import net from 'node:net';
 import https from 'node:https';
 import path from 'node:path';
+import { sql } from 'kysely';
 import type { Config } from './config.js';
-import { openDatabase, pendingMigrations, sqliteFile } from './db/connect.js';
+import { openDatabase, pendingMigrations, sqliteFile, type Db } from './db/connect.js';
 import { ffmpegHasFilter, runTool } from './media/index.js';
 import { PACKAGE } from './package-info.js';
 import { explainStartupError } from './startup-errors.js';
@@ -79,17 +80,31 @@ async function checkDatabase(config: Config): Promise<InstallCheck> {
   const database = openDatabase(config.database);
   try {
     const pending = await pendingMigrations(database.db);
-    return pending.length === 0
-      ? ok('database', `${where}: reachable, migrated`)
-      : warn(
-          'database',
-          `${where}: reachable; ${pending.length} migration(s) to apply (mediad migrate, or the next start)`,
-        );
+    if (pending.length > 0)
+      return warn(
+        'database',
+        `${where}: reachable; ${pending.length} migration(s) to apply (mediad migrate, or the next start)`,
+      );
+    // Tasks pass through their table: a claim and a completion each leave a dead row version behind.
+    if (config.database.dialect === 'postgres' && !(await autovacuumOn(database.db)))
+      return warn(
+        'database',
+        `${where}: reachable, migrated; autovacuum is off on this PostgreSQL server, so the row versions each task leaves behind (two or more) are never reclaimed, the tables and their indexes only grow, and the planner never gets statistics: set autovacuum = on in postgresql.conf and reload PostgreSQL`,
+      );
+    return ok('database', `${where}: reachable, migrated`);
   } catch (err) {
     return problem('database', explainStartupError(err, config) ?? `${where}: ${(err as Error).message}`);
   } finally {
     await database.close().catch(() => {});
   }
+}
+
+/** Whether PostgreSQL's autovacuum runs (it needs track_counts too). */
+async function autovacuumOn(db: Db): Promise<boolean> {
+  const { rows } = await sql<{
+    on: boolean;
+  }>`select current_setting('autovacuum') = 'on' and current_setting('track_counts') = 'on' as on`.execute(db);
+  return rows[0]?.on === true;
 }
 
 function certificateFacts(name: string, pem: string, keyPem: string, publicUrl: string): InstallCheck {
