@@ -46,6 +46,7 @@ import * as m017 from './migrations/017-image-cache-budgets.js';
 import * as m018 from './migrations/018-task-claim-order.js';
 import * as m019 from './migrations/019-task-partial-indexes.js';
 import * as m020 from './migrations/020-task-optional-indexes.js';
+import * as m021 from './migrations/021-events-undispatched-partial.js';
 
 export type Db = Kysely<Database>;
 
@@ -75,6 +76,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '018-task-claim-order': m018,
   '019-task-partial-indexes': m019,
   '020-task-optional-indexes': m020,
+  '021-events-undispatched-partial': m021,
 };
 
 class CodeMigrationProvider implements MigrationProvider {

@@ -1,4 +1,4 @@
-import { SqliteAdapter, type Kysely } from 'kysely';
+import { SqliteAdapter, sql, type Kysely } from 'kysely';
 import type { Deps } from '../deps.js';
 import type { Database } from '../db/schema.js';
 import { compiledTemplate } from '../db/compiled.js';
@@ -37,20 +37,23 @@ export function oncePerPass<T>(
   };
 }
 
+/** Events to dispatch, with the flag as a literal: events_undispatched holds only those (migration 021). */
+const UNDISPATCHED = sql<boolean>`dispatched = 0`;
+
 /** The outbox's next batch, compiled once (db/compiled.ts): the dispatcher reads it after every change. */
-const undispatched = compiledTemplate((db: Kysely<Database>) => {
+export const undispatched = compiledTemplate((db: Kysely<Database>) => {
   const q = db
     .selectFrom('events')
     .select(['seq', 'id', 'project_id', 'type', 'data', 'created', 'chain'])
-    .where('dispatched', '=', 0)
+    .where(UNDISPATCHED)
     .orderBy('seq')
     .limit(BATCH);
   return db.getExecutor().adapter instanceof SqliteAdapter ? q : q.forUpdate().skipLocked();
 }, 0);
 
 /** Whether the outbox holds an event to dispatch, compiled once: the read most passes end with. */
-const anyUndispatched = compiledTemplate(
-  (db: Kysely<Database>) => db.selectFrom('events').select('seq').where('dispatched', '=', 0).limit(1),
+export const anyUndispatched = compiledTemplate(
+  (db: Kysely<Database>) => db.selectFrom('events').select('seq').where(UNDISPATCHED).limit(1),
   0,
 );
 

@@ -1,6 +1,6 @@
-// The tasks table's partial indexes (migration 019) serve the queries they were made for: each
-// query below is run for real through Kysely, its SQL as sent is captured, and the database's own
-// plan for that SQL must name the index. A status sent as a bound parameter instead of a literal
+// The tasks table's partial indexes (migrations 019, 020) and the outbox's (021) serve the queries
+// they were made for: each query below is run for real through Kysely, its SQL as sent is
+// captured, and the database's own plan for that SQL must name the index. A status sent as a bound parameter instead of a literal
 // proves nothing about a partial index's predicate, and the plan falls back to another index (a
 // sort of every pending task for the claim). With MEDIAD_TEST_DATABASE_URL on PostgreSQL (generic
 // plans, as the claim's connection runs them, and sequential scans off, as on a large table), else
@@ -15,6 +15,7 @@ import { Kysely, PostgresDialect, SqliteDialect, type CompiledQuery } from 'kyse
 import pg from 'pg';
 import { migrate } from '../../src/db/connect.js';
 import type { Database } from '../../src/db/schema.js';
+import { anyUndispatched, undispatched } from '../../src/events/dispatcher.js';
 import { claim, expiredLeases, heartbeat } from '../../src/queue/task-state.js';
 import { filterTasks, retryCandidates } from '../../src/services/media/tasks.js';
 import { testDatabase } from '../helpers/server.js';
@@ -165,6 +166,17 @@ test('the indexes on a column most tasks leave null hold only the tasks their qu
   assert.match(byAutomation!.plan, /tasks_project_automation/, byAutomation!.plan);
   const [retry] = await plansOf(() => retryCandidates(db, 'proj_x', {}).execute());
   assert.match(retry!.plan, /tasks_retry_of/, retry!.plan);
+});
+
+test("the outbox's index holds only the events to dispatch, and the dispatcher's reads use it", async () => {
+  // Migration 021: an event recorded dispatched (nothing consumes it) never enters it.
+  const [def] = await indexDefs(['events_undispatched']);
+  assert.match(def!, /where \(?"?dispatched"? = 0\)?/i, def);
+  for (const read of [undispatched, anyUndispatched]) {
+    const [q] = await plansOf(() => db.executeQuery(read(db)));
+    assert.match(q!.sql, /\bdispatched = 0\b/, 'the flag is a literal');
+    assert.match(q!.plan, /events_undispatched/, q!.plan);
+  }
 });
 
 test('a claim reads the paused pairs from the pauses out, never by scanning the projects', async () => {
