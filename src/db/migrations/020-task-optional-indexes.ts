@@ -15,7 +15,7 @@ const PARTIAL = [
   { name: 'tasks_project_output', columns: ['project_id', 'output_file_id'], column: 'output_file_id' },
 ] as const;
 
-/** Each index made again: partial (up) or over every row (down). */
+/** Each index made again: partial (up) or over every row (down). As 019's, written out again: a migration stays as it ran. */
 async function remake(db: Kysely<any>, partial: boolean): Promise<void> {
   for (const i of PARTIAL) {
     await db.schema.dropIndex(i.name).execute();
