@@ -6,8 +6,8 @@ import { sql, type Kysely } from 'kysely';
 // update that is never HOT: the status is in tasks_status_project) put one more in each. Partial,
 // they hold only the tasks their queries look for: an automation's tasks (`automation_id = ?`) and
 // the bulk retry's `again.retry_of = tasks.id` imply the column is not null, on both databases (the
-// media filter's `output_file_id in (…)` too, though it reads the project's tasks by another index,
-// as before). Measured on SQLite: a small image task's commits wrote 52.2 pages to its WAL, 48.4
+// media filter's `output_file_id in (…)` too, though it reads every task of the project, before and
+// after, through the prefix of one project index or another). Measured on SQLite: a small image task's commits wrote 52.2 pages to its WAL, 48.4
 // without these indexes' nulls.
 const PARTIAL = [
   { name: 'tasks_project_automation', columns: ['project_id', 'automation_id', 'created'], column: 'automation_id' },
