@@ -1,8 +1,8 @@
 // The tasks table's partial indexes (migrations 019, 020) and the outbox's (021) serve the queries
 // they were made for: each query below is run for real through Kysely, its SQL as sent is
-// captured, and the database's own plan for that SQL must name the index. A status sent as a bound parameter instead of a literal
-// proves nothing about a partial index's predicate, and the plan falls back to another index (a
-// sort of every pending task for the claim). With MEDIAD_TEST_DATABASE_URL on PostgreSQL (generic
+// captured, and the database's own plan for that SQL must name the index. A status sent as a bound
+// parameter instead of a literal proves nothing about a partial index's predicate, and the plan
+// falls back to another index (a sort of every pending task for the claim). With MEDIAD_TEST_DATABASE_URL on PostgreSQL (generic
 // plans, as the claim's connection runs them, and sequential scans off, as on a large table), else
 // SQLite.
 import assert from 'node:assert/strict';

@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { remakeIndexes } from './remake-indexes.js';
 
 // Four of the tasks table's indexes hold only the rows their queries look for: a claim reads pending
 // tasks (tasks_claim), lease recovery processing ones (tasks_lease), the dashboard failed ones
@@ -21,22 +22,10 @@ const PARTIAL = [
   { name: 'tasks_parent', columns: ['parent_id', 'status'], where: sql<boolean>`parent_id is not null` },
 ] as const;
 
-/** Each index made again: partial (up) or over every row (down). */
-async function remake(db: Kysely<any>, partial: boolean): Promise<void> {
-  for (const i of PARTIAL) {
-    await db.schema.dropIndex(i.name).execute();
-    const index = db.schema
-      .createIndex(i.name)
-      .on('tasks')
-      .columns([...i.columns]);
-    await (partial ? index.where(i.where) : index).execute();
-  }
-}
-
 export async function up(db: Kysely<any>): Promise<void> {
-  await remake(db, true);
+  await remakeIndexes(db, 'tasks', PARTIAL, true);
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  await remake(db, false);
+  await remakeIndexes(db, 'tasks', PARTIAL, false);
 }
