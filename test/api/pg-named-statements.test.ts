@@ -189,6 +189,18 @@ test('without the connection of generic plans (a pooler refusing its startup opt
       own.rows.some((r) => r.statement.startsWith(CLAIM)),
       'run on the pool',
     );
+    // A transaction's last writes too, named once repeated: the refused connection ran nothing.
+    const bump = () =>
+      fallback
+        .transaction()
+        .execute((trx) =>
+          sql`${sql.raw(LAST_WRITES)}update counters set count = count + 1 where project_id = 'p2' and resource = 'refused-fallback'`.execute(
+            trx,
+          ),
+        );
+    for (let i = 0; i < 3; i++) await bump();
+    const named = await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(fallback);
+    assert.ok(named.rows.some((r) => r.statement.includes('refused-fallback')));
   } finally {
     await fallback.destroy();
   }
@@ -237,7 +249,9 @@ test('a transaction whose one statement is its last writes sends it alone; any o
 
 // A transaction's last writes are put together anew each time, but a kind's task completion makes
 // the same text every time: seen a second time, it is named and prepared, up to REPEATED_NAMES
-// texts a process (each is a prepared statement on every connection that runs it).
+// texts a process (each is a prepared statement on every connection that runs it). Sent alone,
+// a named text runs on the connection with generic plans: PostgreSQL otherwise planned the small
+// tasks' completion at every bind.
 test('last writes whose text repeats are named, a bounded number of them; a text seen once is not', async (t) => {
   if (!db) return t.skip('PostgreSQL is not reachable');
   const lastWrites = (d: Db, tag: number, project: string) =>
@@ -249,9 +263,7 @@ test('last writes whose text repeats are named, a bounded number of them; a text
   const run = (tag: number, project: string) =>
     db!.transaction().execute(async (trx) => (await lastWrites(trx, tag, project)).rows[0]!.count);
   const prepared = async () =>
-    (await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(db!)).rows
-      .map((r) => r.statement)
-      .filter((s) => s.includes(' as tag from counters'));
+    (await db!.executeQuery(genericSession(db!, '%as tag from counters%'))).rows.map((r) => r.statement);
   const named = async (tag: number) => (await prepared()).some((s) => s.includes(`, ${tag} as tag`));
   const count = async (project: string) =>
     (
@@ -268,6 +280,15 @@ test('last writes whose text repeats are named, a bounded number of them; a text
   assert.equal(await run(0, 'p2'), await count('p2'), 'seen again, with this call’s values');
   assert.equal(await named(0), true, 'seen again: named and prepared');
   assert.equal(await run(0, 'p1'), await count('p1'), 'the prepared statement runs with each call’s values');
+  for (let i = 0; i < 6; i++) await run(0, i % 2 ? 'p1' : 'p2');
+  const [plans] = (await db.executeQuery(genericSession(db, '%, 0 as tag from counters%'))).rows;
+  assert.deepEqual(
+    [Number(plans?.custom_plans), Number(plans?.generic_plans) >= 8],
+    [0, true],
+    'planned once, without the values',
+  );
+  const own = await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(db);
+  assert.ok(!own.rows.some((r) => r.statement.includes(' as tag from counters')), 'not on the pool’s connection');
 
   const last = REPEATED_NAMES + 8;
   for (let tag = 1; tag <= last; tag++) for (const p of ['p1', 'p2']) assert.equal(await run(tag, p), await count(p));
