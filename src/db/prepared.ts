@@ -97,24 +97,20 @@ const COMMANDS: readonly PostgresQueryResult<unknown>['command'][] = ['UPDATE', 
 const commandOf = (c: string) => COMMANDS.find((k) => k === c) ?? 'SELECT';
 
 /**
- * Why the connection with generic plans could not be had, if it could not: 'refused' when its
- * start was refused (a pooler such as PgBouncer refuses the `options` startup parameter unless
- * told to ignore it: SQLSTATE 08P01), which will not change; 'unreachable' for a failure that may
- * pass (the server restarting, the network). Its statements then go to the pool's connections,
- * planned as before: from then on, or this once.
+ * Why the connection with generic plans failed a statement, if it did: 'refused' when its start
+ * was refused (a pooler such as PgBouncer refuses the `options` startup parameter unless told to
+ * ignore it: SQLSTATE 08P01), which will not change; 'unreachable' when it could not be made (the
+ * server restarting, the network), which may pass; 'lost' when it broke, where the statement may
+ * have run. Its statements then go to the pool's connections, planned as before: from then on,
+ * or this once.
  */
-function connectionFailure(err: unknown): 'refused' | 'unreachable' | null {
+function connectionFailure(err: unknown): 'refused' | 'unreachable' | 'lost' | null {
   const code = errorCode(err);
   if (code === '08P01') return 'refused';
-  return /^(08|28|57P0|E[A-Z]+$)/.test(code) ? 'unreachable' : null;
+  if (/^(08001|08004|28|57P03|ECONNREFUSED$|ENOTFOUND$|EAI_AGAIN$|EHOSTUNREACH$|ENETUNREACH$)/.test(code))
+    return 'unreachable';
+  return /^(08|57P0|E[A-Z]+$)/.test(code) ? 'lost' : null;
 }
-
-/**
- * Whether the failure came before any statement could run: the connection was refused or never
- * made (a statement lost with a connection that broke may have committed).
- */
-const ranNothing = (err: unknown) =>
-  /^(08P01|08001|08004|28|57P03|ECONNREFUSED$|ENOTFOUND$|EAI_AGAIN$|EHOSTUNREACH$|ENETUNREACH$)/.test(errorCode(err));
 
 interface GenericPlans {
   pool: pgModule.Pool;
@@ -149,7 +145,7 @@ function preparing(client: pgModule.PoolClient, generics: GenericPlans | null): 
       if (!failure) throw err;
       if (failure === 'refused') generics.usable = false;
       // Writes lost with their connection may have committed: sent again they could count twice.
-      if (text.startsWith(LAST_WRITES) && !ranNothing(err)) throw err;
+      if (failure === 'lost' && text.startsWith(LAST_WRITES)) throw err;
       return client.query<Record<string, unknown>>(q);
     });
   };
