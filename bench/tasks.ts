@@ -16,6 +16,8 @@
 //   from GET /metrics (mediad_task_phase_seconds), per section.
 // Run: npm run bench:tasks   (mediad runs as a child process on loopback; results in bench/results/tasks.json)
 //   BENCH_RUNS (pairs, default 7), BENCH_ROUNDS (throughput rounds, default 3), BENCH_ONLY=image,video,queue,small,pg
+//   BENCH_WARMUP (small-task batches before the rounds, default 1): V8 still compiles a new worker's
+//   hot paths over its first ~800 tasks (docs/benchmarks.md), so 8 measures a warm process instead
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -44,6 +46,7 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 7);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const ONLY = new Set((process.env.BENCH_ONLY ?? 'image,video,queue,small,pg').split(','));
 const SMALL_TASKS = 200;
+const WARMUP_BATCHES = Number(process.env.BENCH_WARMUP ?? 1);
 
 /**
  * Median of the per-pair ratios: each pair runs back to back, so this cancels the machine's
@@ -306,7 +309,7 @@ async function smallBatch(m: Mediad, fileId: string): Promise<number> {
 async function benchSmall(m: Mediad, concurrency: number, phasesOf: Mediad | null, queueDbUrl?: string) {
   const src = await fixture('image-png');
   const file = await upload(m, src, `small-${Date.now()}.png`);
-  await smallBatch(m, file.id); // warm-up (and every worker process up)
+  for (let i = 0; i < WARMUP_BATCHES; i++) await smallBatch(m, file.id); // warm-up (and every worker process up)
   await rawSharpLoop(src, concurrency);
   const tasks: number[] = [];
   const raw: number[] = [];
@@ -331,6 +334,7 @@ async function benchSmall(m: Mediad, concurrency: number, phasesOf: Mediad | nul
   }
   return {
     concurrency,
+    warmupTasks: WARMUP_BATCHES * SMALL_TASKS,
     tasksPerS: tasks.map(Math.round),
     rawSharpPerS: raw.map(Math.round),
     ratio: median(tasks.map((t, i) => t / raw[i]!)),
@@ -425,7 +429,7 @@ try {
     const small = await benchSmall(m, os.availableParallelism(), m);
     results.small = small;
     console.log(
-      `small image tasks, SQLite, mediad serve (concurrency ${small.concurrency}; load ${small.load.join(' ')})`,
+      `small image tasks, SQLite, mediad serve (concurrency ${small.concurrency}, after ${small.warmupTasks} warm-up tasks; load ${small.load.join(' ')})`,
     );
     console.log(
       `  tasks/s ${small.tasksPerS.join(' / ')} | raw sharp loop ${small.rawSharpPerS.join(' / ')} | ratio ${small.ratio.toFixed(3)} (target >= 0.5) ${small.ratio >= 0.5 ? 'PASS' : 'FAIL'} | A/A loop/loop ${small.controlRatio.toFixed(3)}`,
@@ -443,7 +447,7 @@ if (ONLY.has('pg')) {
   const pgSmall = await benchPg();
   results.pg = pgSmall;
   console.log(
-    `small image tasks, PostgreSQL, 2 mediad worker processes (concurrency ${pgSmall.concurrency} in all; load ${pgSmall.load.join(' ')})`,
+    `small image tasks, PostgreSQL, 2 mediad worker processes (concurrency ${pgSmall.concurrency} in all, after ${pgSmall.warmupTasks} warm-up tasks; load ${pgSmall.load.join(' ')})`,
   );
   console.log(
     `  tasks/s ${pgSmall.tasksPerS.join(' / ')} | raw sharp loop ${pgSmall.rawSharpPerS.join(' / ')} | ratio ${pgSmall.ratio.toFixed(3)} (target >= 0.5) ${pgSmall.ratio >= 0.5 ? 'PASS' : 'FAIL'} | A/A loop/loop ${pgSmall.controlRatio.toFixed(3)}`,
