@@ -46,7 +46,8 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 7);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const ONLY = new Set((process.env.BENCH_ONLY ?? 'image,video,queue,small,pg').split(','));
 const SMALL_TASKS = 200;
-const WARMUP_BATCHES = Number(process.env.BENCH_WARMUP ?? 1);
+// At least one: the warm-up batch also waits for every worker process to be up.
+const WARMUP_BATCHES = Math.max(1, Math.floor(Number(process.env.BENCH_WARMUP ?? 1)) || 1);
 
 /**
  * Median of the per-pair ratios: each pair runs back to back, so this cancels the machine's
