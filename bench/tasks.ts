@@ -310,7 +310,7 @@ async function smallBatch(m: Mediad, fileId: string): Promise<number> {
 async function benchSmall(m: Mediad, concurrency: number, phasesOf: Mediad | null, queueDbUrl?: string) {
   const src = await fixture('image-png');
   const file = await upload(m, src, `small-${Date.now()}.png`);
-  for (let i = 0; i < WARMUP_BATCHES; i++) await smallBatch(m, file.id); // warm-up (and every worker process up)
+  for (let i = 0; i < WARMUP_BATCHES; i++) await smallBatch(m, file.id);
   await rawSharpLoop(src, concurrency);
   const tasks: number[] = [];
   const raw: number[] = [];
