@@ -1,4 +1,4 @@
-#!/usr/bin/env -S MALLOC_MMAP_THRESHOLD_=131072 node --max-semi-space-size=32
+#!/usr/bin/env -S MALLOC_MMAP_THRESHOLD_=131072 MALLOC_TRIM_THRESHOLD_=2097152 node --max-semi-space-size=32
 // The young generation is doubled (semi-spaces of 32 MB, V8's default is 16): under load the
 // objects of requests still in flight survive a collection that comes too soon and are copied
 // twice and promoted, and on GET /files at 64 connections the extra collections doubled the
@@ -9,6 +9,13 @@
 // threshold to the largest block freed so far, so an upload's 1 MiB buffers went to its main
 // heap, where they stayed resident after they were freed: 20 MB less RSS during and after a
 // large upload (bench:tus, docs/benchmarks.md "Resumable uploads"), server CPU per GB unchanged.
+// MALLOC_TRIM_THRESHOLD_: setting the mmap threshold also stops glibc from raising its trim
+// threshold, which then stays at 128 KiB: the heap's top went back to the system whenever that much
+// was free, and came back page fault by page fault. A SQLite connection drops its page cache
+// (2,048,000 bytes) whenever another connection commits (the request log's writer, 4 times a
+// second), so every refill faulted: a task's claim took 1.0 ms of the main thread, 0.3 ms with a
+// threshold above that cache. 2 MiB, not more: each thread's arena keeps up to that much, and the
+// upload's peak RSS grew by 3–6 MB with it (9 MB at 8 MiB; docs/benchmarks.md "The heap given back").
 import { Command } from 'commander';
 import { migrate, openDatabase, type Db } from './db/connect.js';
 import { systemClock } from './deps.js';
