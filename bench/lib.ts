@@ -9,6 +9,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { readShebang } from '../test/helpers/shebang.js';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const RESULTS_DIR = path.join(REPO, 'bench', 'results');
@@ -82,33 +83,6 @@ function wrap(proc: ChildProcess): Child {
   };
 }
 
-/** The node flags of a script's `#!/usr/bin/env -S node …` line. */
-async function shebangNodeFlags(script: string): Promise<string[]> {
-  const first = (await readFile(script, 'utf8')).split('\n', 1)[0] ?? '';
-  const words = first
-    .replace(/^#!\S*\s*(-S\s+)?/, '')
-    .split(/\s+/)
-    .filter(Boolean);
-  return words.slice(words.findIndex((w) => w === 'node' || w.endsWith('/node')) + 1);
-}
-
-/** The environment the command's #! line sets before node (`env -S NAME=value node …`). */
-async function shebangEnv(script: string): Promise<Record<string, string>> {
-  const first = (await readFile(script, 'utf8')).split('\n', 1)[0] ?? '';
-  const words = first.replace(/^#!\S*\s*(-S\s+)?/, '').split(/\s+/);
-  return Object.fromEntries(
-    words
-      .slice(
-        0,
-        words.findIndex((w) => w === 'node' || w.endsWith('/node')),
-      )
-      .flatMap((w) => {
-        const eq = w.indexOf('=');
-        return eq > 0 ? [[w.slice(0, eq), w.slice(eq + 1)]] : [];
-      }),
-  );
-}
-
 let built: Promise<unknown> | null = null;
 
 /**
@@ -131,11 +105,8 @@ export async function mediadInvocation(
 ): Promise<{ command: string; args: string[]; env: Record<string, string> }> {
   const cli = await mediadCommand();
   if (nodeArgs.length === 0) return { command: cli, args: [role], env: {} };
-  return {
-    command: process.execPath,
-    args: [...(await shebangNodeFlags(cli)), ...nodeArgs, cli, role],
-    env: await shebangEnv(cli),
-  };
+  const { nodeFlags, env } = readShebang(cli);
+  return { command: process.execPath, args: [...nodeFlags, ...nodeArgs, cli, role], env };
 }
 
 /**
