@@ -9,9 +9,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import pg from 'pg';
-import { api, listMeta, processCpuMs, startMediad, upload } from './child.js';
+import { api, processCpuMs, startMediad, upload } from './child.js';
 import { mediadInvocation } from './lib.js';
 import { fixture } from '../test/helpers/fixtures.js';
+import { queueSmallBatch } from './small-tasks.js';
 
 const N = Number(process.env.N ?? 200);
 const ADMIN = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -50,11 +51,7 @@ try {
   while ((await api(m, 'GET', '/workers')).length < 2) await new Promise((r) => setTimeout(r, 100));
   const file = await upload(m, await fixture('image-png'), 'small.png');
   const batch = async () => {
-    await api(m, 'POST', '/queue/kinds/image/pause');
-    const ids: string[] = [];
-    for (let i = 0; i < N; i++)
-      ids.push((await api(m, 'POST', '/tasks', { kind: 'image', file_id: file.id, width: 8 + (i % 32) })).id);
-    const before = (await listMeta(m, '/tasks?status=completed&kind=image&limit=1')).total as number;
+    const small = await queueSmallBatch(m, file.id, N);
     await new Promise((r) => setTimeout(r, 1500)); // let the task.created events dispatch
     const stat0 = (
       await admin.query(
@@ -71,9 +68,7 @@ try {
     const log0 = await logSize();
     if (process.env.PGSS) await admin.query('select pg_stat_statements_reset()');
     const t0 = Date.now();
-    await api(m, 'POST', '/queue/kinds/image/resume');
-    while ((await listMeta(m, '/tasks?status=completed&kind=image&limit=1')).total < before + N)
-      await new Promise((r) => setTimeout(r, 50));
+    await small.run();
     const wall = Date.now() - t0;
     if (process.env.PGSS) {
       // pg_stat_statements (shared_preload_libraries, the extension in the admin database): the
@@ -99,16 +94,9 @@ try {
         [db],
       )
     ).rows[0];
-    let first = Infinity,
-      last = 0;
-    for (const id of ids) {
-      const t = await api(m, 'GET', `/tasks/${id}`);
-      first = Math.min(first, Date.parse(t.started));
-      last = Math.max(last, Date.parse(t.finished));
-    }
     const per = (a: number, b: number) => ((b - a) / N).toFixed(2);
     console.log(
-      `tasks/s ${(N / ((last - first) / 1000)).toFixed(1)} (wall ${wall} ms) | CPU ms/task server ${per(cpu0[0]!, cpu1[0]!)} workers ${per(cpu0[1]!, cpu1[1]!)} + ${per(cpu0[2]!, cpu1[2]!)} postgres backends ${per(pg0, pg1)} | WAL ${(walBytes / N / 1024).toFixed(1)} KiB/task`,
+      `tasks/s ${(await small.perSecond()).toFixed(1)} (wall ${wall} ms) | CPU ms/task server ${per(cpu0[0]!, cpu1[0]!)} workers ${per(cpu0[1]!, cpu1[1]!)} + ${per(cpu0[2]!, cpu1[2]!)} postgres backends ${per(pg0, pg1)} | WAL ${(walBytes / N / 1024).toFixed(1)} KiB/task`,
     );
     const d: Record<string, string> = {};
     for (const k of Object.keys(stat1)) d[k] = per(Number(stat0[k]), Number(stat1[k]));

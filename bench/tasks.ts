@@ -26,7 +26,6 @@ import pg from 'pg';
 import sharp from 'sharp';
 import {
   api,
-  listMeta,
   median,
   ms,
   pct,
@@ -41,6 +40,7 @@ import {
 import { buildVideoArgs, crfFor, probeFile } from '../src/media/index.js';
 import { fixture } from '../test/helpers/fixtures.js';
 import { freshPg, mediadCommand } from './lib.js';
+import { queueSmallBatch, rawSharpLoop, smallResize } from './small-tasks.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -53,15 +53,6 @@ const WARMUP_BATCHES = Math.max(1, Math.floor(Number(process.env.BENCH_WARMUP ??
  * Median of the per-pair ratios: each pair runs back to back, so this cancels the machine's
  * drift between pairs (an encode varies by a few percent from one minute to the next).
  */
-async function fsync(p: string): Promise<void> {
-  const fh = await fs.open(p, 'r');
-  try {
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-}
-
 const pairedRatio = (task: number[], raw: number[]) => median(task.map((t, i) => t / raw[i]!));
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 const loadAvg = () => os.loadavg().map((l) => Number(l.toFixed(2)));
@@ -212,32 +203,6 @@ async function benchPickup(m: Mediad) {
   };
 }
 
-/** One small task's resize, as the raw loops make it; `durable`: the output and its directory fsynced after. */
-async function smallResize(src: string, width: number, out: string, durable: boolean): Promise<void> {
-  await sharp(src).rotate().resize({ width }).png().toFile(out);
-  if (durable) for (const p of [out, path.dirname(out)]) await fsync(p);
-}
-
-/**
- * The same resizes as the small tasks, `concurrency` at a time, from the same file to a file: per second.
- * `durable`: each output is also fsynced with its directory, as the blob store does before a task's row commits.
- */
-async function rawSharpLoop(src: string, concurrency: number, durable = false): Promise<number> {
-  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'bench-raw-'));
-  let next = 0;
-  const s = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async (_, w) => {
-      for (let i = next++; i < SMALL_TASKS; i = next++) {
-        await smallResize(src, 8 + (i % 32), path.join(dir, `${w}-${i}.png`), durable);
-      }
-    }),
-  );
-  const perS = SMALL_TASKS / ((performance.now() - s) / 1000);
-  await fs.rm(dir, { recursive: true, force: true });
-  return perS;
-}
-
 /**
  * The floor of a durable queue on PostgreSQL: the fsyncing raw loop with each resize claimed from a
  * table of pending rows (`FOR UPDATE SKIP LOCKED`) and marked done, each a committed statement, as a
@@ -281,29 +246,11 @@ async function pgQueueLoop(src: string, concurrency: number, dbUrl: string): Pro
   }
 }
 
-/**
- * SMALL_TASKS image tasks queued while the kind is paused, then resumed: tasks/s from the first
- * started to the last finished (the tasks' own timestamps), so the API's pace of creating them is not
- * what is measured.
- */
+/** SMALL_TASKS image tasks queued while the kind is paused, then resumed: tasks/s (bench/small-tasks.ts). */
 async function smallBatch(m: Mediad, fileId: string): Promise<number> {
-  await api(m, 'POST', '/queue/kinds/image/pause');
-  const ids: string[] = [];
-  for (let i = 0; i < SMALL_TASKS; i++)
-    ids.push((await api(m, 'POST', '/tasks', { kind: 'image', file_id: fileId, width: 8 + (i % 32) })).id);
-  const before = (await listMeta(m, '/tasks?status=completed&kind=image&limit=1')).total as number;
-  await api(m, 'POST', '/queue/kinds/image/resume');
-  // One poll of a count, not 200 pollers: the API shares the machine with the workers.
-  while ((await listMeta(m, '/tasks?status=completed&kind=image&limit=1')).total < before + SMALL_TASKS)
-    await new Promise((r) => setTimeout(r, 50));
-  let first = Infinity;
-  let last = 0;
-  for (const id of ids) {
-    const t = await api(m, 'GET', `/tasks/${id}`);
-    first = Math.min(first, Date.parse(t.started));
-    last = Math.max(last, Date.parse(t.finished));
-  }
-  return SMALL_TASKS / ((last - first) / 1000);
+  const batch = await queueSmallBatch(m, fileId, SMALL_TASKS);
+  await batch.run();
+  return batch.perSecond();
 }
 
 /** Rounds alternating the raw sharp loop and a batch of tasks; the ratio is the median of the rounds' ratios. */
@@ -311,7 +258,7 @@ async function benchSmall(m: Mediad, concurrency: number, phasesOf: Mediad | nul
   const src = await fixture('image-png');
   const file = await upload(m, src, `small-${Date.now()}.png`);
   for (let i = 0; i < WARMUP_BATCHES; i++) await smallBatch(m, file.id);
-  await rawSharpLoop(src, concurrency);
+  await rawSharpLoop(src, SMALL_TASKS, concurrency);
   const tasks: number[] = [];
   const raw: number[] = [];
   const raw2: number[] = [];
@@ -320,17 +267,17 @@ async function benchSmall(m: Mediad, concurrency: number, phasesOf: Mediad | nul
   const phasesBefore = phasesOf ? await taskPhases(phasesOf, 'image') : {};
   for (let r = 0; r < ROUNDS; r++) {
     if (r % 2 === 0) {
-      raw.push(await rawSharpLoop(src, concurrency));
-      durable.push(await rawSharpLoop(src, concurrency, true));
+      raw.push(await rawSharpLoop(src, SMALL_TASKS, concurrency));
+      durable.push(await rawSharpLoop(src, SMALL_TASKS, concurrency, true));
       if (queueDbUrl) queue.push(await pgQueueLoop(src, concurrency, queueDbUrl));
       tasks.push(await smallBatch(m, file.id));
-      raw2.push(await rawSharpLoop(src, concurrency));
+      raw2.push(await rawSharpLoop(src, SMALL_TASKS, concurrency));
     } else {
-      raw2.push(await rawSharpLoop(src, concurrency));
+      raw2.push(await rawSharpLoop(src, SMALL_TASKS, concurrency));
       tasks.push(await smallBatch(m, file.id));
       if (queueDbUrl) queue.push(await pgQueueLoop(src, concurrency, queueDbUrl));
-      durable.push(await rawSharpLoop(src, concurrency, true));
-      raw.push(await rawSharpLoop(src, concurrency));
+      durable.push(await rawSharpLoop(src, SMALL_TASKS, concurrency, true));
+      raw.push(await rawSharpLoop(src, SMALL_TASKS, concurrency));
     }
   }
   return {
