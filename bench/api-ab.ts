@@ -2,7 +2,8 @@
 // both built, both serving copies of one seeded data dir at once, measured with wrk in short
 // alternating windows, so the drift of this shared VM (a fifth over minutes) falls on both alike.
 // Each pair gives a ratio B/A; the figure is the median of the pairs' ratios.
-//   npm run bench:ab -- <checkout A> [<checkout B, default this one>]   (BENCH_PAIRS, BENCH_SECONDS, BENCH_SKIP_BUILD)
+//   npm run bench:ab -- <checkout A> [<checkout B, default this one>]   (BENCH_PAIRS, BENCH_SECONDS, BENCH_SKIP_BUILD,
+//   BENCH_CASES: of id, list and tasks, default id,list)
 import { execFile, spawn } from 'node:child_process';
 import { cp, readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -28,6 +29,7 @@ import {
 const run = promisify(execFile);
 const PAIRS = Number(process.env.BENCH_PAIRS ?? 6);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const CASES = (process.env.BENCH_CASES ?? 'id,list').split(',');
 
 interface Side {
   name: string;
@@ -92,9 +94,11 @@ async function main(): Promise<void> {
     sides.push(await serve('A', a, dirs[0]!), await serve('B', b, dirs[1]!));
     const auth = { Authorization: `Bearer ${key.key}` };
     const cases = [
-      { name: 'GET /files/{id}', path: `/files/${seeded.sampleId}` },
-      { name: 'GET /files?limit=20', path: '/files?limit=20' },
-    ];
+      { id: 'id', name: 'GET /files/{id}', path: `/files/${seeded.sampleId}` },
+      { id: 'list', name: 'GET /files?limit=20', path: '/files?limit=20' },
+      // No tasks are seeded: the list's statements (the page and its count) run on an empty table.
+      { id: 'tasks', name: 'GET /tasks?status=completed&limit=20', path: '/tasks?status=completed&limit=20' },
+    ].filter((c) => CASES.includes(c.id));
     for (const s of sides) {
       for (const c of cases) {
         const r = await request(`${s.url}${c.path}`, { headers: auth, ca: s.ca });

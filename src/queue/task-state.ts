@@ -139,7 +139,7 @@ export async function pendingTasks(db: Db, projectId: string, upTo: number): Pro
       eb
         .selectFrom('tasks')
         .select('id')
-        .where('status', '=', 'pending')
+        .where('status', '=', sql.lit('pending')) // a literal: bound, SQLite re-prepared it at every task created
         .where('project_id', '=', projectId)
         .limit(upTo)
         .as('p'),

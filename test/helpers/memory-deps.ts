@@ -1,5 +1,7 @@
+import type { Kysely } from 'kysely';
 import { pino } from 'pino';
 import { migrate, openDatabase } from '../../src/db/connect.js';
+import type { Database } from '../../src/db/schema.js';
 import type { Deps } from '../../src/deps.js';
 
 /**
@@ -10,6 +12,10 @@ import type { Deps } from '../../src/deps.js';
 export async function memoryDeps(config: Record<string, unknown> = {}) {
   const { db, close } = openDatabase({ dialect: 'sqlite', file: ':memory:' });
   await migrate(db);
-  const deps = { db, clock: { now: () => new Date() }, log: pino({ level: 'silent' }), config } as unknown as Deps;
-  return { db, close, deps };
+  return { db, close, deps: depsWith(db, config) };
+}
+
+/** Those Deps on a database the test opened itself (one that logs its statements, say). */
+export function depsWith(db: Kysely<Database>, config: Record<string, unknown> = {}): Deps {
+  return { db, clock: { now: () => new Date() }, log: pino({ level: 'silent' }), config } as unknown as Deps;
 }

@@ -1,7 +1,7 @@
 import type { Deps } from '../../deps.js';
 import { iso } from '../../deps.js';
 import { AppError } from '../../errors.js';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Database, TasksTable, TaskStatus } from '../../db/schema.js';
 import { compiledTemplate } from '../../db/compiled.js';
 import { readCounter } from '../../db/hot-reads.js';
@@ -245,7 +245,10 @@ export interface TaskFilter {
 /** The project's tasks that match `filter` (the list's, the bulk retry's). */
 export function filterTasks(db: Kysely<Database>, projectId: string, filter: TaskFilter) {
   let q = db.selectFrom('tasks').where('project_id', '=', projectId);
-  if (filter.status) q = q.where('status', '=', filter.status);
+  // The status as a literal (a TaskStatus, checked by the route's schema): SQLite re-prepares a
+  // statement at every run when a bound value is compared with a partial index's predicate
+  // (tasks_claim's status = 'pending', and the others of migration 019).
+  if (filter.status) q = q.where('status', '=', sql.lit(filter.status));
   if (filter.kind) q = q.where('kind', '=', filter.kind);
   if (filter.automation_id) q = q.where('automation_id', '=', filter.automation_id);
   const mediaId = filter.media_id;

@@ -60,7 +60,7 @@ async function countByKind(deps: Deps, orgId: string | null): Promise<Map<string
     .where((w) =>
       w.or([
         w('status', 'in', ['pending', 'processing', 'waiting']),
-        w.and([w('status', '=', 'failed'), w('finished', '>', dayAgo)]),
+        w.and([w('status', '=', sql.lit('failed')), w('finished', '>', dayAgo)]), // literals: see tasks.ts filterTasks
       ]),
     );
   if (orgId !== null)
@@ -170,7 +170,7 @@ export async function listWorkers(deps: Deps, scope: OrgScope): Promise<WorkerOb
   const running = await deps.db
     .selectFrom('tasks')
     .select(['id', 'kind', 'project_id', 'lease_owner', 'started'])
-    .where('status', '=', 'processing')
+    .where('status', '=', sql.lit('processing')) // a literal: see tasks.ts filterTasks
     .where(
       'lease_owner',
       'in',

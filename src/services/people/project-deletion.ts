@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { cancelProjectTasks } from '../../queue/task-state.js';
 import { HOUSEKEEPING, signals } from '../../signals.js';
@@ -24,7 +24,7 @@ export async function markProjectDeleted(trx: Db, projectId: string, now: string
     .updateTable('events')
     .set({ dispatched: 1 })
     .where('project_id', '=', projectId)
-    .where('dispatched', '=', 0)
+    .where('dispatched', '=', sql.lit(0)) // a literal: events_undispatched holds dispatched = 0 only
     .execute();
   await trx
     .updateTable('webhook_deliveries')
