@@ -15,6 +15,7 @@ import {
   type Driver,
   type Migration,
   type MigrationProvider,
+  type QueryCompiler,
   type SqliteDatabase,
   type SqliteStatement,
 } from 'kysely';
@@ -22,6 +23,7 @@ import type { Config } from '../config.js';
 import type { Database } from './schema.js';
 import { GENERIC_PLANS, NO_JIT, NO_JIT_SET, withNamedStatements } from './prepared.js';
 import { ReaderThread } from './reader.js';
+import { SqliteLiteralLimitCompiler } from './sqlite-compiler.js';
 import { statementRowBuilder } from './rows.js';
 import * as m001 from './migrations/001-core.js';
 import * as m002 from './migrations/002-tasks.js';
@@ -109,6 +111,10 @@ class LockingSqliteAdapter extends SqliteAdapter {
 class ImmediateSqliteDialect extends SqliteDialect {
   override createAdapter(): DialectAdapter {
     return new LockingSqliteAdapter();
+  }
+
+  override createQueryCompiler(): QueryCompiler {
+    return new SqliteLiteralLimitCompiler();
   }
 
   override createDriver(): Driver {
