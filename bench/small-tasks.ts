@@ -8,7 +8,7 @@ import sharp from 'sharp';
 import { api, listMeta, type Mediad } from './child.js';
 
 /** The width of the i-th small task and resize (a 64×48 PNG → 8..39 px). */
-export const smallWidth = (i: number) => 8 + (i % 32);
+const smallWidth = (i: number) => 8 + (i % 32);
 
 async function fsync(p: string): Promise<void> {
   const fh = await fs.open(p, 'r');
@@ -47,7 +47,6 @@ export async function rawSharpLoop(src: string, n: number, concurrency: number, 
 
 /** A batch of `n` small image tasks, queued with the kind paused; `run` resumes it. */
 export interface SmallBatch {
-  ids: string[];
   /** Resumes the kind, then waits (one poll of a count every 50 ms) until the batch has completed. */
   run(): Promise<void>;
   /** Tasks a second from the first started to the last finished (the tasks' own timestamps). */
@@ -62,7 +61,6 @@ export async function queueSmallBatch(m: Mediad, fileId: string, n: number): Pro
   const completed = async () => (await listMeta(m, '/tasks?status=completed&kind=image&limit=1')).total as number;
   const before = await completed();
   return {
-    ids,
     async run() {
       await api(m, 'POST', '/queue/kinds/image/resume');
       // One poll of a count, not n pollers: the API shares the machine with the workers.

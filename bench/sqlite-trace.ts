@@ -3,8 +3,8 @@
 // loop making the same resizes at the same concurrency in this process. Per batch: the rate, the
 // machine's idle share (/proc/stat), and per task the CPU of each kind of thread (/proc/<pid>/task) and
 // the context switches, for the server during the tasks and for this process during the raw loop.
-// Threads by name: `node (main)` the main thread; `node` the others Node names alike (libuv's pool, where
-// sharp's calls and the fsyncs run, and V8's helpers); `libvips worker`; TIDS=1 lists every thread.
+// Threads as bench/lib.ts's threadCpuMs groups them: the main thread, Node's others (libuv's pool, where
+// sharp's calls and the fsyncs run, and V8's helpers), libvips' workers.
 // PERF=main (the main thread) or PERF=all records `perf record -g` of the server during each batch into
 // /tmp/sqlite-trace-<round>.data; NODE_OPTIONS=--perf-basic-prof in SERVER_ENV names the JS frames.
 // Run: N=400 ROUNDS=3 node --import tsx bench/sqlite-trace.ts   (SERVER_ENV='{"NAME":"value"}': the server's env)
@@ -12,6 +12,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import { startMediad, upload } from './child.js';
+import { threadCpuMs } from './lib.js';
 import { fixture } from '../test/helpers/fixtures.js';
 import { queueSmallBatch, rawSharpLoop } from './small-tasks.js';
 
@@ -19,7 +20,6 @@ const N = Number(process.env.N ?? 400);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const PERF = process.env.PERF;
 const CONCURRENCY = os.availableParallelism(); // mediad serve's default worker concurrency
-const USER_HZ = 100;
 
 /** The machine's CPU ticks: idle (with iowait) and in all. */
 async function machineTicks(): Promise<{ idle: number; iowait: number; total: number }> {
@@ -27,26 +27,11 @@ async function machineTicks(): Promise<{ idle: number; iowait: number; total: nu
   return { idle: f[3]! + f[4]!, iowait: f[4]!, total: f.reduce((a, b) => a + b, 0) };
 }
 
-interface Threads {
-  /** CPU ms so far by thread group (or by thread with TIDS=1). */
-  cpu: Map<string, number>;
-  voluntary: number;
-  involuntary: number;
-}
-
-async function threads(pid: number): Promise<Threads> {
-  const out: Threads = { cpu: new Map(), voluntary: 0, involuntary: 0 };
-  for (const tid of await fs.readdir(`/proc/${pid}/task`)) {
-    const [stat, status] = await Promise.all([
-      fs.readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8').catch(() => null),
-      fs.readFile(`/proc/${pid}/task/${tid}/status`, 'utf8').catch(() => ''),
-    ]);
-    if (!stat) continue; // the thread ended meanwhile
-    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-    // Fields after the name, which may hold spaces: utime is field 14, stime 15.
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const key = process.env.TIDS ? `${name}:${tid}` : tid === String(pid) ? `${name} (main)` : name;
-    out.cpu.set(key, (out.cpu.get(key) ?? 0) + ((Number(f[11]) + Number(f[12])) * 1000) / USER_HZ);
+/** Context switches of a process's threads so far, voluntary and not. */
+async function contextSwitches(pid: number): Promise<{ voluntary: number; involuntary: number }> {
+  const out = { voluntary: 0, involuntary: 0 };
+  for (const tid of await fs.readdir(`/proc/${pid}/task`).catch(() => [])) {
+    const status = await fs.readFile(`/proc/${pid}/task/${tid}/status`, 'utf8').catch(() => '');
     out.voluntary += Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? 0);
     out.involuntary += Number(/^nonvoluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? 0);
   }
@@ -55,19 +40,15 @@ async function threads(pid: number): Promise<Threads> {
 
 /** Runs `work` (N resizes or tasks) and prints what it cost `pid`'s threads per item, and the machine's idle share. */
 async function measure(label: string, pid: number, work: () => Promise<void>): Promise<void> {
-  const [m0, t0] = [await machineTicks(), await threads(pid)];
+  const [m0, t0, c0] = [await machineTicks(), await threadCpuMs(pid), await contextSwitches(pid)];
   const s = performance.now();
   await work();
   const wall = performance.now() - s;
-  const [m1, t1] = [await machineTicks(), await threads(pid)];
+  const [m1, t1, c1] = [await machineTicks(), await threadCpuMs(pid), await contextSwitches(pid)];
   const total = m1.total - m0.total;
-  const perItem = [...t1.cpu]
-    .map(([k, v]) => [k, (v - (t0.cpu.get(k) ?? 0)) / N] as const)
-    .filter(([, v]) => v >= 0.01)
-    .sort((a, b) => b[1] - a[1]);
-  const sum = perItem.reduce((a, [, v]) => a + v, 0);
+  const each = (k: 'main' | 'other' | 'vips') => (t1[k] - t0[k]) / N;
   console.log(
-    `${label} ${(N / (wall / 1000)).toFixed(1)}/s | machine idle ${((100 * (m1.idle - m0.idle)) / total).toFixed(0)}% (iowait ${((100 * (m1.iowait - m0.iowait)) / total).toFixed(0)}%) | CPU ms each ${sum.toFixed(2)}: ${perItem.map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')} | context switches each ${((t1.voluntary - t0.voluntary) / N).toFixed(1)} voluntary, ${((t1.involuntary - t0.involuntary) / N).toFixed(1)} involuntary`,
+    `${label} ${(N / (wall / 1000)).toFixed(1)}/s | machine idle ${((100 * (m1.idle - m0.idle)) / total).toFixed(0)}% (iowait ${((100 * (m1.iowait - m0.iowait)) / total).toFixed(0)}%) | CPU ms each ${(each('main') + each('other') + each('vips')).toFixed(2)}: main thread ${each('main').toFixed(2)}, Node's other threads ${each('other').toFixed(2)}, libvips' ${each('vips').toFixed(2)} | context switches each ${((c1.voluntary - c0.voluntary) / N).toFixed(1)} voluntary, ${((c1.involuntary - c0.involuntary) / N).toFixed(1)} involuntary`,
   );
 }
 
