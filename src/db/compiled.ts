@@ -29,20 +29,32 @@ export function compiledTemplate<A extends unknown[], R>(
     const adapter = db.getExecutor().adapter;
     let t = templates.get(adapter);
     if (!t) {
-      const markers = Array.from({ length: arity }, (_, i) => `\u0000arg${i}\u0000`) as unknown as A;
+      const markers = Array.from({ length: arity }, (_, i) => argMarker(i)) as unknown as A;
       const compiled = build(db, ...markers).compile();
-      const slots = compiled.parameters.map((p) =>
-        typeof p === 'string' && p.startsWith('\u0000arg') ? Number(p.slice(4, -1)) : -1,
-      );
+      const slots = markerSlots(compiled);
       if (new Set(slots.filter((s) => s >= 0)).size !== arity)
         throw new Error('compiledTemplate: every argument must appear as a query parameter');
       t = { compiled, slots };
       templates.set(adapter, t);
       if (adapter instanceof PostgresAdapter) nameStatement(compiled.sql, naming);
     }
-    const { compiled, slots } = t;
-    return { ...compiled, parameters: compiled.parameters.map((p, i) => (slots[i]! >= 0 ? args[slots[i]!] : p)) };
+    return withArgs(t.compiled, t.slots, args);
   };
+}
+
+/** The value that stands for argument `i` while a template is compiled (no real value holds a NUL). */
+export const argMarker = (i: number): string => `\u0000arg${i}\u0000`;
+
+/** For each parameter of a query compiled with markers, the argument it stands for (-1: a value of the query's own). */
+export function markerSlots(compiled: CompiledQuery): number[] {
+  return compiled.parameters.map((p) =>
+    typeof p === 'string' && p.startsWith('\u0000arg') && p.endsWith('\u0000') ? Number(p.slice(4, -1)) : -1,
+  );
+}
+
+/** The template's query with `args` where its markers were. */
+export function withArgs<R>(compiled: CompiledQuery<R>, slots: number[], args: readonly unknown[]): CompiledQuery<R> {
+  return { ...compiled, parameters: compiled.parameters.map((p, i) => (slots[i]! >= 0 ? args[slots[i]!] : p)) };
 }
 
 /** A hot read compiled once (compiledTemplate), run on the SQLite reader thread where there is one. */

@@ -1,9 +1,10 @@
-import { SqliteAdapter, sql, type Compilable, type Kysely } from 'kysely';
+import { SqliteAdapter, sql, type Compilable, type CompiledQuery, type Kysely } from 'kysely';
 import { signals, TASK_READY, type WorkSignal } from '../signals.js';
 import { errorCode } from './errors.js';
 import { notifyQuery } from './notify.js';
 import { LAST_WRITES } from './prepared.js';
 import type { Database } from './schema.js';
+import { markValues, ShapeTemplates } from './shape-template.js';
 
 // The commit helper: work created in a transaction (tasks, events, deliveries) asks for its
 // wake-up with `wake`, and the wake-ups fire once the transaction has committed — never for a
@@ -21,9 +22,19 @@ import type { Database } from './schema.js';
 /** A statement made at the end of a transaction from what was gathered for it. */
 type Compiled = Compilable & { execute(): Promise<unknown> };
 
+/** A held-back write's statement at the end of its transaction, built from its values or from their markers. */
+interface Part {
+  real(trx: Kysely<Database>): Compiled;
+  /** Its values and their shape (its name in it), and the statement built from their markers; null where the values are not plain (db/shape-template.ts): then it is built every time. */
+  template: { leaves: unknown[]; shape: string; build(trx: Kysely<Database>): Compiled } | null;
+}
+
 /** A held-back write: its statement, and for a gated one the error when it changed no row. */
 interface Held {
-  build(trx: Kysely<Database>): Compiled;
+  /** The statement alone (SQLite), compiled once per shape of its values. */
+  compiled(trx: Kysely<Database>): CompiledQuery;
+  /** The statement as a part of the one statement of PostgreSQL, its markers numbered from `first`. */
+  part(first: number): Part;
   gate: (() => Error) | null;
 }
 
@@ -74,20 +85,44 @@ async function flushLast(trx: Kysely<Database>, state: TxState): Promise<void> {
   const held = [...state.last.entries()].sort(byKey).map(([, h]) => h);
   if (trx.getExecutor().adapter instanceof SqliteAdapter) {
     for (const h of held) {
-      const rows = await h.build(trx).execute();
-      if (h.gate && Array.isArray(rows) && rows.length === 0) throw h.gate();
+      const { rows } = await trx.executeQuery(h.compiled(trx));
+      if (h.gate && rows.length === 0) throw h.gate();
     }
     return;
   }
-  const notifies = [...state.woken].map((s) => notifyQuery(s));
-  if (held.length === 0 && notifies.length === 0) return;
-  const ctes = held.map((h, i) => sql`${sql.raw(`w${i}`)} as (${h.build(trx)})`);
-  const gates = held.flatMap((h, i) => (h.gate ? [sql`(select 1 / count(*) from ${sql.raw(`w${i}`)})`] : []));
-  const columns = [...gates, ...notifies];
-  const select = columns.length > 0 ? sql.join(columns) : sql`1`;
-  const statement = ctes.length > 0 ? sql`with ${sql.join(ctes)} select ${select}` : sql`select ${select}`;
+  const signals = [...state.woken];
+  if (held.length === 0 && signals.length === 0) return;
+  const gated = held.map((h) => h.gate !== null);
+  let first = 0;
+  const parts = held.map((h) => {
+    const p = h.part(first);
+    first += p.template?.leaves.length ?? 0;
+    return p;
+  });
+  const ready = parts.flatMap((p) => (p.template ? [p.template] : []));
+  const real = () =>
+    lastWrites(
+      parts.map((p) => p.real(trx)),
+      gated,
+      signals,
+    ).compile(trx);
+  const query =
+    ready.length === parts.length
+      ? LAST_WRITES_TEMPLATES.compile(
+          trx,
+          `${ready.map((t) => t.shape).join(' ')} | ${signals.join(' ')}`,
+          ready.flatMap((t) => t.leaves),
+          () =>
+            lastWrites(
+              ready.map((t) => t.build(trx)),
+              gated,
+              signals,
+            ).compile(trx),
+          real,
+        )
+      : real();
   try {
-    await sql`${sql.raw(LAST_WRITES)}${statement}`.execute(trx);
+    await trx.executeQuery(query);
   } catch (err) {
     const gate = held.find((h) => h.gate)?.gate;
     if (gate && errorCode(err) === GATE_FAILED) throw gate();
@@ -95,20 +130,39 @@ async function flushLast(trx: Kysely<Database>, state: TxState): Promise<void> {
   }
 }
 
+/** PostgreSQL's last writes of a transaction by shape (db/shape-template.ts). */
+const LAST_WRITES_TEMPLATES = new ShapeTemplates();
+
+/** The one statement of PostgreSQL's last writes: the writes as data-modifying CTEs, the gates' checks and the NOTIFYs. */
+function lastWrites(writes: Compiled[], gated: boolean[], signals: WorkSignal[]) {
+  const ctes = writes.map((w, i) => sql`${sql.raw(`w${i}`)} as (${w})`);
+  const gates = writes.flatMap((_, i) => (gated[i] ? [sql`(select 1 / count(*) from ${sql.raw(`w${i}`)})`] : []));
+  const columns = [...gates, ...signals.map((s) => notifyQuery(s))];
+  const select = columns.length > 0 ? sql.join(columns) : sql`1`;
+  const statement = ctes.length > 0 ? sql`with ${sql.join(ctes)} select ${select}` : sql`select ${select}`;
+  return sql`${sql.raw(LAST_WRITES)}${statement}`;
+}
+
 /**
  * A write held back to the end of a transact transaction: `rowsIn(db)` gives the rows gathered by
  * key in `db`'s transaction, for the caller to add to or merge into (null when `db` is not one
- * opened by transact: the caller writes at once); at the end `build` makes one statement of them,
- * sorted by key (so concurrent transactions lock shared rows in one order). Made once per module.
+ * opened by transact: the caller writes at once); at the end `args` makes the statement's values of
+ * them, sorted by key (so concurrent transactions lock shared rows in one order), and `build` the
+ * statement, compiled once per shape of those values (db/shape-template.ts): `build` uses them
+ * only as values, and any logic on them belongs in `args`. Made once per module.
  * `gate`: the statement returns the rows it changed (`returning`), and changing none fails the
  * transaction with the error `gate` makes of the entries (at most one gated write a transaction).
  */
-export function heldWrite<T>(
+export function heldWrite<T, A>(
   name: string,
-  build: (trx: Kysely<Database>, entries: [string, T][]) => Compiled,
-  gate?: (entries: [string, T][]) => Error,
+  write: {
+    args: (entries: [string, T][]) => A;
+    build: (trx: Kysely<Database>, args: A) => Compiled;
+    gate?: (entries: [string, T][]) => Error;
+  },
 ): { rowsIn(db: Kysely<Database>): Map<string, T> | null } {
   const gathered = new WeakMap<TxState, Map<string, T>>();
+  const templates = new ShapeTemplates();
   return {
     rowsIn(db) {
       const state = pending.get(db);
@@ -118,8 +172,33 @@ export function heldWrite<T>(
         const made = new Map<string, T>();
         gathered.set(state, made);
         const sorted = () => [...made.entries()].sort(byKey);
+        const part = (first: number): Part => {
+          const args = write.args(sorted());
+          const m = markValues(args, first);
+          return {
+            real: (trx) => write.build(trx, args),
+            template: m && {
+              leaves: m.leaves,
+              shape: `${name}(${m.shape})`,
+              build: (trx) => write.build(trx, m.marked),
+            },
+          };
+        };
+        const gate = write.gate;
         state.last.set(name, {
-          build: (trx) => build(trx, sorted()),
+          compiled: (trx) => {
+            const { real, template } = part(0);
+            return template
+              ? templates.compile(
+                  trx,
+                  template.shape,
+                  template.leaves,
+                  () => template.build(trx).compile(),
+                  () => real(trx).compile(),
+                )
+              : real(trx).compile();
+          },
+          part,
           gate: gate ? () => gate(sorted()) : null,
         });
         rows = made;
@@ -128,6 +207,9 @@ export function heldWrite<T>(
     },
   };
 }
+
+/** The values of a held-back write's entries, in their order: most writes' `args`. */
+export const valuesOf = <T>(entries: [string, T][]): T[] => entries.map(([, v]) => v);
 
 /**
  * Wakes the loop that handles `signal`'s work, in every process: here after `db`'s transaction

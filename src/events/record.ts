@@ -1,7 +1,7 @@
 import { sql, type Insertable, type Kysely } from 'kysely';
 import { compiledTemplate } from '../db/compiled.js';
 import type { Database, EventsTable } from '../db/schema.js';
-import { heldWrite, wake } from '../db/transact.js';
+import { heldWrite, valuesOf, wake } from '../db/transact.js';
 import { newId } from '../ids.js';
 import { chainText, type Chain } from '../shapes/events.js';
 import { EVENTS_READY } from '../signals.js';
@@ -89,9 +89,11 @@ type NewEvent = Omit<Insertable<EventsTable>, 'dispatched'>;
  * and in one statement (db/transact.ts): on PostgreSQL a task's completion recorded two events,
  * two round trips of its transaction's nine. Keyed by their order, so they keep it (and `seq`).
  */
-const heldEvents = heldWrite<NewEvent>('events', (t, entries) =>
-  t.insertInto('events').values(entries.map(([, e]) => ({ ...e, dispatched: dispatchedFor(e.project_id) }))),
-);
+const heldEvents = heldWrite('events', {
+  args: valuesOf<NewEvent>,
+  build: (t, events) =>
+    t.insertInto('events').values(events.map((e) => ({ ...e, dispatched: dispatchedFor(e.project_id) }))),
+});
 
 /** Writes an outbox row in the caller's transaction; the dispatchers wake once it commits. */
 export async function recordEvent(

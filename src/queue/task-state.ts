@@ -12,7 +12,7 @@ import { compiledTemplate } from '../db/compiled.js';
 import type { readFile } from '../db/hot-reads.js';
 import { bumpCounter } from '../db/queries/counters.js';
 import { addUsage, USAGE_METRICS, type UsageDelta } from '../db/queries/usage.js';
-import { heldWrite, wake } from '../db/transact.js';
+import { heldWrite, valuesOf, wake } from '../db/transact.js';
 import { recordEvent } from '../events/record.js';
 import { newId } from '../ids.js';
 import { chainText, parseChain, type Chain } from '../shapes/events.js';
@@ -399,15 +399,15 @@ interface HeldCompletion {
 // A completion written with the transaction's last writes, gated by the lease: a task no longer
 // ours changes no row, and the transaction fails with LeaseLostError (db/transact.ts). On
 // PostgreSQL a completion whose other writes are all held too is then one statement.
-const heldCompletion = heldWrite<HeldCompletion>(
-  'tasks',
-  (trx, entries) => {
-    const [c] = entries.map(([, e]) => e);
+const heldCompletion = heldWrite('tasks', {
+  args: (entries: [string, HeldCompletion][]) => {
+    const [c] = valuesOf(entries);
     if (!c || entries.length > 1) throw new Error('one held completion per transaction');
-    return leased(trx.updateTable('tasks'), c.task).set(c.set).returning('id');
+    return { task: { id: c.task.id, lease_owner: c.task.lease_owner }, set: c.set };
   },
-  (entries) => new LeaseLostError(entries.map(([id]) => id).join(', ')),
-);
+  build: (trx, c) => leased(trx.updateTable('tasks'), c.task).set(c.set).returning('id'),
+  gate: (entries) => new LeaseLostError(entries.map(([id]) => id).join(', ')),
+});
 
 /**
  * processing → completed, with its event, webhook and usage. `current`: the task's row as it is

@@ -6,7 +6,6 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import pg from 'pg';
 import { connect, migrate, type Db } from '../../src/db/connect.js';
 import { bumpCounter } from '../../src/db/queries/counters.js';
 import { addUsage } from '../../src/db/queries/usage.js';
@@ -17,26 +16,17 @@ import { testDatabase } from '../helpers/server.js';
 
 let db: Db;
 let dir: string;
-let pgUrl: string | undefined;
+let database: Awaited<ReturnType<typeof testDatabase>>;
 before(async () => {
   dir = await fs.mkdtemp(path.join(os.tmpdir(), 'mediad-last-writes-'));
-  const database = await testDatabase();
-  pgUrl = database?.url;
+  database = await testDatabase();
   db = connect(database ?? { dialect: 'sqlite', file: path.join(dir, 'db.sqlite') });
   await migrate(db);
 });
 after(async () => {
   await db.destroy();
+  await database?.drop();
   await fs.rm(dir, { recursive: true, force: true });
-  if (pgUrl) {
-    const url = new URL(pgUrl);
-    const name = url.pathname.slice(1);
-    url.pathname = '/postgres';
-    const admin = new pg.Client({ connectionString: url.toString() });
-    await admin.connect();
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await admin.end();
-  }
 });
 
 const count = async (projectId: string) =>

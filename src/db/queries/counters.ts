@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
 import type { CountedResource } from '../hot-reads.js';
-import { heldWrite } from '../transact.js';
+import { heldWrite, valuesOf } from '../transact.js';
 
 export type { CountedResource };
 
@@ -22,12 +22,7 @@ function upsert(db: Kysely<Database>, deltas: Delta[]) {
     );
 }
 
-const heldDeltas = heldWrite<Delta>('counters', (t, entries) =>
-  upsert(
-    t,
-    entries.map(([, d]) => d),
-  ),
-);
+const heldDeltas = heldWrite('counters', { args: valuesOf<Delta>, build: upsert });
 
 /**
  * Adjusts a project's exact row count; call inside the transaction that inserts or deletes (in a

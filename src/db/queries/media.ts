@@ -7,16 +7,16 @@ function update(db: Kysely<Database>, ids: string[], now: string) {
 }
 
 /** The media touched by id and when: at the end, the latest time of the transaction for all. */
-const heldTouches = heldWrite<string>('media', (t, entries) =>
-  update(
-    t,
-    entries.map(([id]) => id),
-    entries
+const heldTouches = heldWrite('media', {
+  args: (entries: [string, string][]) => ({
+    ids: entries.map(([id]) => id),
+    at: entries
       .map(([, at]) => at)
       .sort()
       .at(-1)!,
-  ),
-);
+  }),
+  build: (t, { ids, at }) => update(t, ids, at),
+});
 
 /**
  * Sets a media's `updated` to `now` (in a transact transaction, at its end: a media's row is shared

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database, UsageCountersTable } from '../schema.js';
-import { heldWrite } from '../transact.js';
+import { heldWrite, valuesOf } from '../transact.js';
 
 // The usage counters: a value per project, metric and UTC hour and day, added to where the
 // thing counted happens (a task's end, in its transaction) or in batches (bytes delivered).
@@ -36,12 +36,7 @@ function upsert(db: Kysely<Database>, rows: UsageCountersTable[]) {
     );
 }
 
-const heldUsage = heldWrite<UsageCountersTable>('usage_counters', (t, entries) =>
-  upsert(
-    t,
-    entries.map(([, r]) => r),
-  ),
-);
+const heldUsage = heldWrite('usage_counters', { args: valuesOf<UsageCountersTable>, build: upsert });
 
 /**
  * Adds each delta to its hour's and its day's row, in one statement (in a transact transaction,

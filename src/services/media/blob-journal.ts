@@ -62,12 +62,10 @@ const dropEntries = (db: Db, keys: string[]) => db.deleteFrom('blob_journal').wh
 
 // Settled with the transaction's other last writes (db/transact.ts): on PostgreSQL one round trip
 // fewer for every stored file, and the entries go in the same commit as the rows all the same.
-const heldSettles = heldWrite<true>('blob_journal.settle', (trx, entries) =>
-  dropEntries(
-    trx,
-    entries.map(([key]) => key),
-  ),
-);
+const heldSettles = heldWrite('blob_journal.settle', {
+  args: (entries: [string, true][]) => entries.map(([key]) => key),
+  build: dropEntries,
+});
 
 /** In the transaction that inserts the rows referencing these blobs: they are settled. */
 export async function settlePut(trx: Db, keys: string[]): Promise<void> {

@@ -7,7 +7,7 @@ import type { Database, FilesTable } from '../../db/schema.js';
 import { bumpCounter } from '../../db/queries/counters.js';
 import { touchMedia } from '../../db/queries/media.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../../db/errors.js';
-import { heldWrite, transact } from '../../db/transact.js';
+import { heldWrite, transact, valuesOf } from '../../db/transact.js';
 import { AppError } from '../../errors.js';
 import { recordEvent } from '../../events/record.js';
 import { crashPoint } from '../../faults.js';
@@ -386,12 +386,7 @@ export function factColumns(r: Pick<NewRow, 'facts' | 'size' | 'metadata' | 'pro
 const insertFiles = (trx: Kysely<Database>, rows: Insertable<FilesTable>[]) => trx.insertInto('files').values(rows);
 
 // File rows written with the transaction's last writes (db/transact.ts), in id order.
-const heldFileRows = heldWrite<Insertable<FilesTable>>('files', (trx, entries) =>
-  insertFiles(
-    trx,
-    entries.map(([, row]) => row),
-  ),
-);
+const heldFileRows = heldWrite('files', { args: valuesOf<Insertable<FilesTable>>, build: insertFiles });
 
 /**
  * Inserts a file row with its count and its event (file.created; file.playable for a processing
