@@ -7,67 +7,75 @@ import type { Database } from './schema.js';
 // of the server's main thread during small tasks (perf, 2026-12-02). Here it is compiled once per
 // shape of its values (their keys, the lengths, which are null), and the values are put in by position.
 
-/** Values with their strings, numbers and booleans replaced by markers numbered from `first`; those values in order; their shape. */
+/** Values' strings, numbers and booleans in order, their shape, and the values with markers (numbered from `first`) in their place. */
 export interface Marked<A> {
-  marked: A;
   leaves: unknown[];
   shape: string;
+  /** Made only when a template is compiled: the markers stand for the values, as compiledTemplate's do. */
+  marked(): A;
 }
 
-const NOT_PLAIN = new Error('not plain values');
-
-/** `value` marked, or null when it holds anything but plain objects, arrays and primitives (a Date, a builder). */
+/**
+ * `value`'s leaves and shape, or null when it holds anything but plain objects, arrays and
+ * primitives (a Date, a builder). Read at every statement, so it allocates no more than it returns.
+ */
 export function markValues<A>(value: A, first = 0): Marked<A> | null {
   const leaves: unknown[] = [];
-  const shape: string[] = [];
-  const leaf = (v: unknown, type: string) => {
-    shape.push(type);
-    leaves.push(v);
-    return argMarker(first + leaves.length - 1);
-  };
-  const walk = (v: unknown): unknown => {
+  let shape = '';
+  const scan = (v: unknown): boolean => {
     if (v === null || v === undefined) {
-      shape.push(v === null ? 'n' : 'u');
-      return v;
+      shape += v === null ? 'n' : 'u';
+      return true;
     }
     switch (typeof v) {
       case 'string':
-        return leaf(v, 'S');
       case 'number':
-        return leaf(v, 'N');
       case 'boolean':
-        return leaf(v, 'B');
       case 'bigint':
-        return leaf(v, 'G');
+        shape += TYPES[typeof v];
+        leaves.push(v);
+        return true;
       case 'object': {
         if (Array.isArray(v)) {
-          shape.push(`[${v.length}`);
-          return v.map(walk);
+          shape += `[${v.length}`;
+          for (const x of v) if (!scan(x)) return false;
+          return true;
         }
-        const proto: unknown = Object.getPrototypeOf(v);
-        if (proto !== Object.prototype && proto !== null) throw NOT_PLAIN;
-        const out: Record<string, unknown> = {};
-        shape.push('{');
-        for (const [k, x] of Object.entries(v)) {
-          shape.push(JSON.stringify(k));
-          out[k] = walk(x);
+        if (!isPlain(v)) return false;
+        shape += '{';
+        for (const k in v) {
+          // The key's length first: no key can be read as another's end and the next one's start.
+          shape += `${k.length}:${k}`;
+          const x: unknown = Reflect.get(v, k);
+          if (!scan(x)) return false;
         }
-        shape.push('}');
-        return out;
+        shape += '}';
+        return true;
       }
       default:
-        throw NOT_PLAIN;
+        return false;
     }
   };
-  try {
-    // The markers stand for the values while the template is built, as compiledTemplate's do.
-    const marked = walk(value) as A;
-    return { marked, leaves, shape: shape.join(' ') };
-  } catch (err) {
-    if (err === NOT_PLAIN) return null;
-    throw err;
-  }
+  if (!scan(value)) return null;
+  const marked = (): A => {
+    let n = first;
+    const mark = (v: unknown): unknown => {
+      if (v === null || typeof v !== 'object') return v === undefined || v === null ? v : argMarker(n++);
+      if (Array.isArray(v)) return v.map(mark);
+      const out: Record<string, unknown> = {};
+      for (const k in v) out[k] = mark(Reflect.get(v, k));
+      return out;
+    };
+    return mark(value) as A;
+  };
+  return { leaves, shape, marked };
 }
+
+const TYPES: Record<string, string> = { string: 'S', number: 'N', boolean: 'B', bigint: 'G' };
+const isPlain = (v: object) => {
+  const proto: unknown = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
+};
 
 interface Template {
   compiled: CompiledQuery;

@@ -180,7 +180,7 @@ export function heldWrite<T, A>(
             template: m && {
               leaves: m.leaves,
               shape: `${name}(${m.shape})`,
-              build: (trx) => write.build(trx, m.marked),
+              build: (trx) => write.build(trx, m.marked()),
             },
           };
         };

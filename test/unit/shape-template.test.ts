@@ -41,7 +41,7 @@ test('values are marked in order, with a shape that tells keys, lengths, types a
   const a = markValues([{ a: 'x', b: 1, c: null }], 3);
   assert.ok(a);
   assert.deepEqual(a.leaves, ['x', 1]);
-  assert.deepEqual(a.marked, [{ a: '\u0000arg3\u0000', b: '\u0000arg4\u0000', c: null }]);
+  assert.deepEqual(a.marked(), [{ a: '\u0000arg3\u0000', b: '\u0000arg4\u0000', c: null }]);
   const shapes = [
     [{ a: 'y', b: 2, c: null }],
     [{ a: 'x', b: 1, c: 'z' }],
@@ -68,7 +68,7 @@ test('a statement is compiled once per shape and reused with the values of each 
       db,
       m.shape,
       m.leaves,
-      () => build(m.marked),
+      () => build(m.marked()),
       () => build(rows),
     );
   };
@@ -112,7 +112,7 @@ test('a builder whose statement depends on its values fails the check and is bui
       db,
       m.shape,
       m.leaves,
-      () => build(m.marked),
+      () => build(m.marked()),
       () => build(n),
     );
   };
