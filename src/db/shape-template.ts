@@ -82,8 +82,8 @@ interface Template {
   slots: number[];
 }
 
-/** At most this many shapes a statement and dialect; a rarer one is built every time. */
-const MAX_SHAPES = 256;
+/** At most this many shapes a dialect (a transaction's held-back writes take a few dozen); a rarer one is built every time. */
+const MAX_SHAPES = 1024;
 
 /**
  * Statements compiled once per key (the shape of their values) and dialect. The builders must use

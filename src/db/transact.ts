@@ -1,4 +1,4 @@
-import { SqliteAdapter, sql, type Compilable, type CompiledQuery, type Kysely } from 'kysely';
+import { SqliteAdapter, sql, type Compilable, type Kysely } from 'kysely';
 import { signals, TASK_READY, type WorkSignal } from '../signals.js';
 import { errorCode } from './errors.js';
 import { notifyQuery } from './notify.js';
@@ -31,9 +31,7 @@ interface Part {
 
 /** A held-back write: its statement, and for a gated one the error when it changed no row. */
 interface Held {
-  /** The statement alone (SQLite), compiled once per shape of its values. */
-  compiled(trx: Kysely<Database>): CompiledQuery;
-  /** The statement as a part of the one statement of PostgreSQL, its markers numbered from `first`. */
+  /** The statement, its markers numbered from `first` (on PostgreSQL a part of the one statement). */
   part(first: number): Part;
   gate: (() => Error) | null;
 }
@@ -85,7 +83,17 @@ async function flushLast(trx: Kysely<Database>, state: TxState): Promise<void> {
   const held = [...state.last.entries()].sort(byKey).map(([, h]) => h);
   if (trx.getExecutor().adapter instanceof SqliteAdapter) {
     for (const h of held) {
-      const { rows } = await trx.executeQuery(h.compiled(trx));
+      const { real, template } = h.part(0);
+      const query = template
+        ? TEMPLATES.compile(
+            trx,
+            template.shape,
+            template.leaves,
+            () => template.build(trx).compile(),
+            () => real(trx).compile(),
+          )
+        : real(trx).compile();
+      const { rows } = await trx.executeQuery(query);
       if (h.gate && rows.length === 0) throw h.gate();
     }
     return;
@@ -108,7 +116,7 @@ async function flushLast(trx: Kysely<Database>, state: TxState): Promise<void> {
     ).compile(trx);
   const query =
     ready.length === parts.length
-      ? LAST_WRITES_TEMPLATES.compile(
+      ? TEMPLATES.compile(
           trx,
           `${ready.map((t) => t.shape).join(' ')} | ${signals.join(' ')}`,
           ready.flatMap((t) => t.leaves),
@@ -130,8 +138,8 @@ async function flushLast(trx: Kysely<Database>, state: TxState): Promise<void> {
   }
 }
 
-/** PostgreSQL's last writes of a transaction by shape (db/shape-template.ts). */
-const LAST_WRITES_TEMPLATES = new ShapeTemplates();
+/** The held-back writes by shape, each shape naming its writes (db/shape-template.ts). */
+const TEMPLATES = new ShapeTemplates();
 
 /** The one statement of PostgreSQL's last writes: the writes as data-modifying CTEs, the gates' checks and the NOTIFYs. */
 function lastWrites(writes: Compiled[], gated: boolean[], signals: WorkSignal[]) {
@@ -162,7 +170,6 @@ export function heldWrite<T, A>(
   },
 ): { rowsIn(db: Kysely<Database>): Map<string, T> | null } {
   const gathered = new WeakMap<TxState, Map<string, T>>();
-  const templates = new ShapeTemplates();
   return {
     rowsIn(db) {
       const state = pending.get(db);
@@ -186,18 +193,6 @@ export function heldWrite<T, A>(
         };
         const gate = write.gate;
         state.last.set(name, {
-          compiled: (trx) => {
-            const { real, template } = part(0);
-            return template
-              ? templates.compile(
-                  trx,
-                  template.shape,
-                  template.leaves,
-                  () => template.build(trx).compile(),
-                  () => real(trx).compile(),
-                )
-              : real(trx).compile();
-          },
           part,
           gate: gate ? () => gate(sorted()) : null,
         });

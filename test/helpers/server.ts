@@ -5,7 +5,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { Agent, request } from 'undici';
 import { loadConfig } from '../../src/config.js';
-import { migrate, openDatabase } from '../../src/db/connect.js';
+import { connect, migrate, openDatabase, type Db } from '../../src/db/connect.js';
 import { createKey } from '../../src/services/people/keys.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { localTlsDir } from '../../src/tls/ca-file.js';
@@ -121,6 +121,22 @@ export async function testDatabase({ migrated = false }: { migrated?: boolean } 
       await c.connect();
       await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await c.end();
+    },
+  };
+}
+
+/** A migrated database for a unit test: a fresh PostgreSQL one with MEDIAD_TEST_DATABASE_URL, else SQLite in a new directory; `close` removes it. */
+export async function unitDatabase(prefix: string): Promise<{ db: Db; close(): Promise<void> }> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), prefix));
+  const database = await testDatabase();
+  const db = connect(database ?? { dialect: 'sqlite', file: path.join(dir, 'db.sqlite') });
+  await migrate(db);
+  return {
+    db,
+    async close() {
+      await db.destroy();
+      await database?.drop();
+      await fs.rm(dir, { recursive: true, force: true });
     },
   };
 }

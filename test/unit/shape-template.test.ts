@@ -5,36 +5,35 @@
 // values. With MEDIAD_TEST_DATABASE_URL on a fresh PostgreSQL database too (the one statement of
 // its last writes), else SQLite.
 import assert from 'node:assert/strict';
-import fs from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { sql, type KyselyPlugin } from 'kysely';
-import { connect, migrate, type Db } from '../../src/db/connect.js';
+import { sql, type CompiledQuery, type KyselyPlugin } from 'kysely';
+import type { Db } from '../../src/db/connect.js';
 import { bumpCounter } from '../../src/db/queries/counters.js';
 import { touchMedia } from '../../src/db/queries/media.js';
 import { addUsage } from '../../src/db/queries/usage.js';
 import { markValues, ShapeTemplates } from '../../src/db/shape-template.js';
 import { transact } from '../../src/db/transact.js';
 import { recordEvent } from '../../src/events/record.js';
-import { testDatabase } from '../helpers/server.js';
+import { unitDatabase } from '../helpers/server.js';
 
 let db: Db;
-let dir: string;
-let database: Awaited<ReturnType<typeof testDatabase>>;
-before(async () => {
-  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'mediad-shape-template-'));
-  database = await testDatabase();
-  db = connect(database ?? { dialect: 'sqlite', file: path.join(dir, 'db.sqlite') });
-  await migrate(db);
-});
-after(async () => {
-  await db.destroy();
-  await database?.drop();
-  await fs.rm(dir, { recursive: true, force: true });
-});
+let close: () => Promise<void>;
+before(async () => ({ db, close } = await unitDatabase('mediad-shape-template-')));
+after(() => close());
 
 type Row = { project_id: string; resource: string; count: number };
+
+/** `build` of `values` through `templates`, keyed by the values' shape (as db/transact.ts does). */
+function viaTemplates<A>(templates: ShapeTemplates, values: A, build: (v: A) => CompiledQuery): CompiledQuery {
+  const m = markValues(values)!;
+  return templates.compile(
+    db,
+    m.shape,
+    m.leaves,
+    () => build(m.marked()),
+    () => build(values),
+  );
+}
 const insert = (rows: Row[]) => db.insertInto('counters').values(rows);
 
 test('values are marked in order, with a shape that tells keys, lengths, types and nulls apart', () => {
@@ -61,17 +60,7 @@ test('values are marked in order, with a shape that tells keys, lengths, types a
 test('a statement is compiled once per shape and reused with the values of each call', async () => {
   const templates = new ShapeTemplates();
   let builds = 0;
-  const compile = (rows: Row[]) => {
-    const m = markValues(rows)!;
-    const build = (r: Row[]) => (builds++, insert(r).compile());
-    return templates.compile(
-      db,
-      m.shape,
-      m.leaves,
-      () => build(m.marked()),
-      () => build(rows),
-    );
-  };
+  const compile = (rows: Row[]) => viaTemplates(templates, rows, (r) => (builds++, insert(r).compile()));
   const one = (p: string, n: number): Row => ({ project_id: p, resource: 'files', count: n });
   await db.executeQuery(compile([one('st1', 1)]));
   assert.equal(builds, 2, 'the first: built with its values, and with markers for the template');
@@ -106,16 +95,7 @@ test('a builder whose statement depends on its values fails the check and is bui
       n === 0 ? db.selectFrom('counters').select('count') : db.selectFrom('counters').select('count').limit(n)
     ).compile();
   };
-  const compile = (n: number) => {
-    const m = markValues(n)!;
-    return templates.compile(
-      db,
-      m.shape,
-      m.leaves,
-      () => build(m.marked()),
-      () => build(n),
-    );
-  };
+  const compile = (n: number) => viaTemplates(templates, n, build);
   assert.equal(compile(0).sql, build(0).sql);
   builds = 0;
   assert.equal(compile(5).sql, build(5).sql);

@@ -2,32 +2,19 @@
 // transact transaction (db/transact.ts): merged, rolled back with it, and on PostgreSQL not locked
 // while the rest of the transaction runs; and the wake-ups fired after its commit. With MEDIAD_TEST_DATABASE_URL on a fresh PostgreSQL database, else SQLite.
 import assert from 'node:assert/strict';
-import fs from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { connect, migrate, type Db } from '../../src/db/connect.js';
+import type { Db } from '../../src/db/connect.js';
 import { bumpCounter } from '../../src/db/queries/counters.js';
 import { addUsage } from '../../src/db/queries/usage.js';
 import { transact, wake } from '../../src/db/transact.js';
 import { recordEvent } from '../../src/events/record.js';
 import { EVENTS_READY, signals, TASK_READY, WEBHOOK_READY } from '../../src/signals.js';
-import { testDatabase } from '../helpers/server.js';
+import { unitDatabase } from '../helpers/server.js';
 
 let db: Db;
-let dir: string;
-let database: Awaited<ReturnType<typeof testDatabase>>;
-before(async () => {
-  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'mediad-last-writes-'));
-  database = await testDatabase();
-  db = connect(database ?? { dialect: 'sqlite', file: path.join(dir, 'db.sqlite') });
-  await migrate(db);
-});
-after(async () => {
-  await db.destroy();
-  await database?.drop();
-  await fs.rm(dir, { recursive: true, force: true });
-});
+let close: () => Promise<void>;
+before(async () => ({ db, close } = await unitDatabase('mediad-last-writes-')));
+after(() => close());
 
 const count = async (projectId: string) =>
   Number(
